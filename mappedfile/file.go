@@ -1,0 +1,410 @@
+package mappedfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrClosed is returned by operations on a File or Queue after Close.
+var ErrClosed = errors.New("mappedfile: closed")
+
+// File is one fixed-size mapped file (RocketMQ's MappedFile). One writer
+// appends; any number of readers take Slices; one flusher and one committer
+// may run at the same time as the writer.
+type File struct {
+	path string
+	from int64 // offset of the file's first byte in its Queue (fileFromOffset)
+	size int
+
+	fd     *os.File
+	region Region
+	data   []byte // region.Bytes()
+
+	// buf is the pool buffer writes go to first, nil when writing to the
+	// mapping directly. It never changes after creation; once the file is full
+	// and committed it goes back to pool (bufReturned) and is not touched again.
+	buf         []byte
+	pool        *TransientStorePool
+	bufReturned atomic.Bool
+
+	wrote     atomic.Int64
+	committed atomic.Int64 // used only with a pool buffer
+	flushed   atomic.Int64
+
+	// storeTimestamp is the store time of the last record written, kept by
+	// the CommitLog for the checkpoint.
+	storeTimestamp atomic.Int64
+
+	flushMu  sync.Mutex // one flush at a time
+	commitMu sync.Mutex // one commit at a time
+
+	refs      atomic.Int64 // ReferenceResource: 1 for the owner plus 1 per Slice
+	available atomic.Bool
+}
+
+// FileName is the name of a file that starts at offset: 20 digits, zero-padded.
+func FileName(offset int64) string { return fmt.Sprintf("%020d", offset) }
+
+// ParseFileName returns the start offset a file name stands for.
+func ParseFileName(name string) (int64, error) {
+	if len(name) != 20 {
+		return 0, fmt.Errorf("mappedfile: %q is not a 20-digit offset name", name)
+	}
+	off, err := strconv.ParseInt(name, 10, 64)
+	if err != nil || off < 0 {
+		return 0, fmt.Errorf("mappedfile: %q is not a 20-digit offset name", name)
+	}
+	return off, nil
+}
+
+// FileOptions says how a File is created or opened.
+type FileOptions struct {
+	// Mapper maps the file; nil means MmapMapper.
+	Mapper Mapper
+	// Pool, if not nil, lends the file a write buffer (new files only).
+	Pool *TransientStorePool
+}
+
+// Create makes a new file of size bytes at path for offset from, allocates
+// its disk space, and maps it. An existing file at path is an error.
+func Create(path string, from int64, size int, opts FileOptions) (*File, error) {
+	fd, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("mappedfile: create: %w", err)
+	}
+	if err := preallocate(fd, int64(size)); err != nil {
+		fd.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("mappedfile: allocate %d bytes for %s (disk full?): %w", size, path, err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		fd.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	f, err := mapFile(fd, path, from, size, opts.Mapper)
+	if err != nil {
+		os.Remove(path)
+		return nil, err
+	}
+	if opts.Pool != nil && opts.Pool.BufferSize() >= size {
+		if b := opts.Pool.borrow(); b != nil {
+			clear(b) // a used buffer: keep free bytes zero, as in a new file
+			f.buf, f.pool = b[:size:size], opts.Pool
+		}
+	}
+	return f, nil
+}
+
+// Open maps an existing file of exactly size bytes. Its positions are all set
+// to size (the whole file counts as written) until SetPosition says otherwise,
+// as recovery does.
+func Open(path string, from int64, size int, opts FileOptions) (*File, error) {
+	fd, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("mappedfile: open: %w", err)
+	}
+	st, err := fd.Stat()
+	if err != nil {
+		fd.Close()
+		return nil, fmt.Errorf("mappedfile: open: %w", err)
+	}
+	if st.Size() != int64(size) {
+		fd.Close()
+		return nil, fmt.Errorf("mappedfile: %s is %d bytes, want %d: %w", path, st.Size(), size, ErrBadSize)
+	}
+	f, err := mapFile(fd, path, from, size, opts.Mapper)
+	if err != nil {
+		return nil, err
+	}
+	f.SetPosition(size)
+	return f, nil
+}
+
+// ErrBadSize reports a file whose length is not the configured file size.
+var ErrBadSize = errors.New("mappedfile: file has the wrong size")
+
+func mapFile(fd *os.File, path string, from int64, size int, m Mapper) (*File, error) {
+	if m == nil {
+		m = MmapMapper{}
+	}
+	r, err := m.Map(fd, size)
+	if err != nil {
+		fd.Close()
+		return nil, err
+	}
+	f := &File{path: path, from: from, size: size, fd: fd, region: r, data: r.Bytes()}
+	f.refs.Store(1)
+	f.available.Store(true)
+	return f, nil
+}
+
+// Path is the file's path on disk.
+func (f *File) Path() string { return f.path }
+
+// From is the offset of the file's first byte in its Queue (fileFromOffset).
+func (f *File) From() int64 { return f.from }
+
+// Size is the fixed length of the file in bytes.
+func (f *File) Size() int { return f.size }
+
+// WrotePosition is how many bytes have been appended.
+func (f *File) WrotePosition() int { return int(f.wrote.Load()) }
+
+// CommittedPosition is how many bytes are in the mapping: equal to
+// WrotePosition unless the file writes to a pool buffer first.
+func (f *File) CommittedPosition() int {
+	if f.buf == nil {
+		return int(f.wrote.Load())
+	}
+	return int(f.committed.Load())
+}
+
+// ReadPosition is how far readers may read (RocketMQ's getReadPosition).
+func (f *File) ReadPosition() int { return f.CommittedPosition() }
+
+// FlushedPosition is how many bytes are known durable.
+func (f *File) FlushedPosition() int { return int(f.flushed.Load()) }
+
+// IsFull reports whether the file has been written to its end.
+func (f *File) IsFull() bool { return int(f.wrote.Load()) == f.size }
+
+// HasPoolBuffer reports whether writes go to a pool buffer first.
+func (f *File) HasPoolBuffer() bool { return f.buf != nil }
+
+// SetPosition sets the write, commit and flush positions to pos, as recovery
+// does after finding the end of valid data.
+func (f *File) SetPosition(pos int) {
+	f.wrote.Store(int64(pos))
+	f.committed.Store(int64(pos))
+	f.flushed.Store(int64(pos))
+}
+
+// Truncate cuts the file at pos: the positions move back to pos and the
+// bytes after it become zero, so nothing written before can reappear after
+// later appends.
+func (f *File) Truncate(pos int) error {
+	if pos < 0 || pos > f.size {
+		return fmt.Errorf("mappedfile: truncate %s at %d: outside the file", f.path, pos)
+	}
+	f.SetPosition(pos)
+	if f.buf != nil {
+		clear(f.buf[pos:])
+	}
+	if z, ok := f.region.(Zeroer); ok {
+		return z.Zero(pos, f.size-pos)
+	}
+	clear(f.data[pos:])
+	return nil
+}
+
+// StoreTimestamp is the store time of the last record written, as set by
+// SetStoreTimestamp.
+func (f *File) StoreTimestamp() int64 { return f.storeTimestamp.Load() }
+
+// SetStoreTimestamp records the store time of the last record written.
+func (f *File) SetStoreTimestamp(ms int64) { f.storeTimestamp.Store(ms) }
+
+// Writable returns the free tail of the file, from the write position to the
+// end, in the pool buffer if the file has one, else in the mapping; its bytes
+// are zero in a new file. Only the
+// single writer may use it, and only until it calls Advance.
+func (f *File) Writable() []byte {
+	w := f.wrote.Load()
+	if f.buf != nil {
+		return f.buf[w:]
+	}
+	return f.data[w:]
+}
+
+// Advance publishes n more bytes written into Writable. Readers see them
+// (after Commit, with a pool buffer) from now on.
+func (f *File) Advance(n int) { f.wrote.Add(int64(n)) }
+
+// Append copies p to the write position if it fits whole and reports
+// whether it did.
+func (f *File) Append(p []byte) bool {
+	w := f.Writable()
+	if len(p) > len(w) {
+		return false
+	}
+	f.Advance(copy(w, p))
+	return true
+}
+
+// Commit copies the bytes written to the pool buffer into the mapping, when
+// at least leastPages pages are waiting (any amount when leastPages is 0, and
+// always when the file is full). It returns the committed position. A full,
+// fully committed file gives its buffer back to the pool.
+func (f *File) Commit(leastPages int) int {
+	if f.buf == nil {
+		return int(f.wrote.Load())
+	}
+	f.commitMu.Lock()
+	defer f.commitMu.Unlock()
+	w, c := int(f.wrote.Load()), int(f.committed.Load())
+	if ableTo(w, c, f.size, leastPages) {
+		copy(f.data[c:w], f.buf[c:w])
+		f.committed.Store(int64(w))
+		c = w
+	}
+	if c == f.size && f.bufReturned.CompareAndSwap(false, true) {
+		f.pool.giveBack(f.buf)
+	}
+	return c
+}
+
+// Flush makes the committed bytes durable when at least leastPages pages are
+// waiting (any amount when leastPages is 0, and always when the file is full),
+// and returns the flushed position.
+func (f *File) Flush(leastPages int) (int, error) {
+	f.flushMu.Lock()
+	defer f.flushMu.Unlock()
+	end, done := f.CommittedPosition(), int(f.flushed.Load())
+	if !ableTo(end, done, f.size, leastPages) {
+		return done, nil
+	}
+	if !f.hold() {
+		return done, ErrClosed
+	}
+	defer f.release()
+	if err := f.region.Flush(done, end-done); err != nil {
+		return done, fmt.Errorf("mappedfile: flush %s: %w", f.path, err)
+	}
+	f.flushed.Store(int64(end))
+	return end, nil
+}
+
+// ableTo is RocketMQ's isAbleToFlush / isAbleToCommit.
+func ableTo(end, done, size, leastPages int) bool {
+	if end == size && done < end {
+		return true
+	}
+	if leastPages > 0 {
+		return end/pageSize-done/pageSize >= leastPages
+	}
+	return end > done
+}
+
+// Warm faults in every page of the mapping for writing, so that appends do
+// not pay for page faults. Call it before the first write.
+func (f *File) Warm() error {
+	if f.buf != nil {
+		_ = unix.Mlock(f.buf) // best effort: the buffer stays in memory
+	}
+	// MADV_POPULATE_WRITE (Linux 5.14+) faults the pages in one call.
+	if err := unix.Madvise(f.data, unix.MADV_POPULATE_WRITE); err == nil {
+		return nil
+	}
+	for i := 0; i < len(f.data); i += pageSize {
+		f.data[i] = 0 // the file is new: its bytes are zero already
+	}
+	return nil
+}
+
+// Slice is a read-only view of part of a File's mapping. It holds a reference
+// on the File: call Release when done; the bytes are invalid afterwards.
+type Slice struct {
+	b []byte
+	f *File
+}
+
+// Bytes are the bytes of the slice, valid until Release. Do not write them.
+func (s Slice) Bytes() []byte { return s.b }
+
+// Release drops the slice's reference on its File.
+func (s Slice) Release() {
+	if s.f != nil {
+		s.f.release()
+	}
+}
+
+// Slice returns n bytes from pos, if they are all readable and the file is
+// still available.
+func (f *File) Slice(pos, n int) (Slice, bool) {
+	if pos < 0 || n < 0 || pos+n > f.ReadPosition() || !f.hold() {
+		return Slice{}, false
+	}
+	return Slice{b: f.data[pos : pos+n : pos+n], f: f}, true
+}
+
+// SliceFrom returns the readable bytes from pos to the read position.
+func (f *File) SliceFrom(pos int) (Slice, bool) {
+	return f.Slice(pos, f.ReadPosition()-pos)
+}
+
+// hold takes a reference if the file is still available.
+func (f *File) hold() bool {
+	if !f.available.Load() {
+		return false
+	}
+	if f.refs.Add(1) > 1 {
+		return true
+	}
+	f.refs.Add(-1) // cleanup has started
+	return false
+}
+
+// release drops a reference; the last one unmaps the file and closes it.
+func (f *File) release() error {
+	if f.refs.Add(-1) > 0 {
+		return nil
+	}
+	err := f.region.Close()
+	if f.buf != nil && f.bufReturned.CompareAndSwap(false, true) {
+		f.pool.giveBack(f.buf)
+	}
+	if err = errors.Join(err, f.fd.Close()); err != nil {
+		return fmt.Errorf("mappedfile: close %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// Close makes the file unavailable to new readers and drops the owner's
+// reference: it is unmapped once the last Slice is released. It does not
+// flush. Calls after the first return ErrClosed.
+func (f *File) Close() error {
+	if !f.available.CompareAndSwap(true, false) {
+		return ErrClosed
+	}
+	return f.release()
+}
+
+// Destroy closes the file and deletes it from disk. The name is removed at
+// once; the mapping and the disk space go when the last Slice is released.
+func (f *File) Destroy() error {
+	err := os.Remove(f.path)
+	if errors.Is(err, os.ErrNotExist) {
+		err = nil
+	}
+	if cerr := f.Close(); cerr != nil && !errors.Is(cerr, ErrClosed) {
+		err = errors.Join(err, cerr)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(f.path))
+	}
+	return err
+}
+
+// syncDir makes a change of names in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("mappedfile: sync dir: %w", err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("mappedfile: sync dir %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,431 @@
+package mappedfile
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// QueueOptions says how a Queue makes its files. The zero value works.
+type QueueOptions struct {
+	// Mapper maps files; nil means MmapMapper.
+	Mapper Mapper
+	// Pool, if not nil, lends new files a write buffer (transientStorePoolEnable).
+	Pool *TransientStorePool
+	// Preallocate creates the next file in the background as soon as a new
+	// one is taken, as RocketMQ's AllocateMappedFileService does.
+	Preallocate bool
+	// Warm faults in the pages of each new file before it is used
+	// (warmMapedFileEnable).
+	Warm bool
+	// Logger receives state changes; nil discards.
+	Logger *slog.Logger
+}
+
+// Queue is a run of Files of one size in one folder, each named by the
+// offset of its first byte (RocketMQ's MappedFileQueue). Offsets given to and
+// returned by a Queue are offsets in the whole run.
+//
+// One writer grows the queue (LastOrCreate, Truncate); readers, one flusher
+// and one committer may run at the same time.
+type Queue struct {
+	dir      string
+	fileSize int
+	opts     QueueOptions
+	log      *slog.Logger
+
+	mu    sync.RWMutex // guards files
+	files []*File
+
+	flushedWhere   atomic.Int64
+	committedWhere atomic.Int64
+
+	allocMu sync.Mutex // guards next
+	next    *pendingFile
+	wg      sync.WaitGroup
+	closed  atomic.Bool
+}
+
+// pendingFile is a file being made in the background.
+type pendingFile struct {
+	from int64
+	done chan struct{}
+	f    *File // set before done is closed
+	err  error
+}
+
+// OpenQueue opens the folder dir (creating it if needed) and maps every file
+// in it. Files must be named by their start offsets, be exactly fileSize bytes
+// and follow each other without gaps; an empty last file is deleted, as
+// RocketMQ does. Loaded files count as fully written until Truncate.
+func OpenQueue(dir string, fileSize int, opts QueueOptions) (*Queue, error) {
+	if fileSize <= 0 || fileSize%pageSize != 0 && fileSize%20 != 0 {
+		return nil, fmt.Errorf("mappedfile: queue %s: file size %d must be positive", dir, fileSize)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("mappedfile: queue: %w", err)
+	}
+	q := &Queue{dir: dir, fileSize: fileSize, opts: opts, log: opts.Logger}
+	if q.log == nil {
+		q.log = slog.New(slog.DiscardHandler)
+	}
+	if err := q.load(); err != nil {
+		return nil, errors.Join(err, q.closeFiles())
+	}
+	return q, nil
+}
+
+func (q *Queue) load() error {
+	entries, err := os.ReadDir(q.dir)
+	if err != nil {
+		return fmt.Errorf("mappedfile: queue: %w", err)
+	}
+	type named struct {
+		name string
+		from int64
+		size int64
+	}
+	var found []named
+	for _, e := range entries {
+		from, err := ParseFileName(e.Name())
+		if err != nil || e.IsDir() {
+			continue // not ours (e.g. a left-over temp file)
+		}
+		info, err := e.Info()
+		if err != nil {
+			return fmt.Errorf("mappedfile: queue: %w", err)
+		}
+		found = append(found, named{e.Name(), from, info.Size()})
+	}
+	for i, e := range found {
+		path := filepath.Join(q.dir, e.name)
+		if e.size == 0 && i == len(found)-1 {
+			q.log.Warn("deleting empty last file", "file", path)
+			if err := os.Remove(path); err != nil {
+				return fmt.Errorf("mappedfile: queue: %w", err)
+			}
+			continue
+		}
+		from := e.from
+		if n := len(q.files); n > 0 && q.files[n-1].from+int64(q.fileSize) != from {
+			return fmt.Errorf("mappedfile: queue %s: %s does not follow %s: %w",
+				q.dir, e.name, filepath.Base(q.files[n-1].path), ErrGap)
+		}
+		f, err := Open(path, from, q.fileSize, FileOptions{Mapper: q.opts.Mapper})
+		if err != nil {
+			return err
+		}
+		q.files = append(q.files, f)
+	}
+	if len(q.files) > 0 {
+		end := q.files[len(q.files)-1].from + int64(q.fileSize)
+		q.flushedWhere.Store(end)
+		q.committedWhere.Store(end)
+	}
+	return nil
+}
+
+// ErrGap reports files of a queue that do not follow each other.
+var ErrGap = errors.New("mappedfile: gap between files")
+
+// Dir is the queue's folder.
+func (q *Queue) Dir() string { return q.dir }
+
+// FileSize is the size of each file.
+func (q *Queue) FileSize() int { return q.fileSize }
+
+// Files returns the files in order. The slice is a copy; the Files are shared.
+func (q *Queue) Files() []*File {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	return slices.Clone(q.files)
+}
+
+// First returns the first file, or nil.
+func (q *Queue) First() *File {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if len(q.files) == 0 {
+		return nil
+	}
+	return q.files[0]
+}
+
+// Last returns the last file, or nil.
+func (q *Queue) Last() *File {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if len(q.files) == 0 {
+		return nil
+	}
+	return q.files[len(q.files)-1]
+}
+
+// MinOffset is the start of the first file, or -1 when the queue is empty.
+func (q *Queue) MinOffset() int64 {
+	if f := q.First(); f != nil {
+		return f.from
+	}
+	return -1
+}
+
+// MaxOffset is the readable end of the last file (RocketMQ's getMaxOffset):
+// 0 when the queue is empty. With pool buffers, earlier full files may still
+// wait for Commit.
+func (q *Queue) MaxOffset() int64 {
+	if f := q.Last(); f != nil {
+		return f.from + int64(f.ReadPosition())
+	}
+	return 0
+}
+
+// MaxWrotePosition is the written end of the queue: 0 when it is empty.
+func (q *Queue) MaxWrotePosition() int64 {
+	if f := q.Last(); f != nil {
+		return f.from + int64(f.WrotePosition())
+	}
+	return 0
+}
+
+// FlushedWhere is the offset up to which the queue is durable.
+func (q *Queue) FlushedWhere() int64 { return q.flushedWhere.Load() }
+
+// CommittedWhere is the offset up to which pool buffers are in the mappings.
+func (q *Queue) CommittedWhere() int64 { return q.committedWhere.Load() }
+
+// SetFlushedWhere sets the durable offset, as recovery does.
+func (q *Queue) SetFlushedWhere(off int64) {
+	q.flushedWhere.Store(off)
+	q.committedWhere.Store(off)
+}
+
+// FindByOffset returns the file that holds offset, or nil.
+func (q *Queue) FindByOffset(offset int64) *File {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if len(q.files) == 0 || offset < q.files[0].from {
+		return nil
+	}
+	i := (offset - q.files[0].from) / int64(q.fileSize)
+	if i >= int64(len(q.files)) {
+		return nil
+	}
+	return q.files[i]
+}
+
+// LastOrCreate returns the last file if it has room, else a new file after
+// it; an empty queue starts with a file holding startOffset. Only the writer
+// may call it.
+func (q *Queue) LastOrCreate(startOffset int64) (*File, error) {
+	last := q.Last()
+	var from int64
+	switch {
+	case last == nil:
+		from = startOffset - startOffset%int64(q.fileSize)
+	case !last.IsFull():
+		return last, nil
+	default:
+		from = last.from + int64(q.fileSize)
+	}
+	if q.closed.Load() {
+		return nil, ErrClosed
+	}
+	f, err := q.takeFile(from)
+	if err != nil {
+		return nil, err
+	}
+	q.mu.Lock()
+	q.files = append(q.files, f)
+	q.mu.Unlock()
+	return f, nil
+}
+
+// takeFile returns a new file at from: the one made in the background if it
+// is for from, else one made now. It then starts making the next one.
+func (q *Queue) takeFile(from int64) (*File, error) {
+	var f *File
+	q.allocMu.Lock()
+	p := q.next
+	q.next = nil
+	q.allocMu.Unlock()
+	if p != nil {
+		<-p.done
+		switch {
+		case p.err == nil && p.from == from:
+			f = p.f
+		case p.err == nil:
+			if err := p.f.Destroy(); err != nil {
+				q.log.Warn("dropping an unused preallocated file failed", "file", p.f.path, "err", err)
+			}
+		default:
+			q.log.Warn("preallocating a file failed; creating it inline", "err", p.err)
+		}
+	}
+	if f == nil {
+		var err error
+		if f, err = q.newFile(from); err != nil {
+			return nil, err
+		}
+	}
+	if q.opts.Preallocate {
+		q.preallocate(from + int64(q.fileSize))
+	}
+	return f, nil
+}
+
+// preallocate starts making the file at from in the background.
+func (q *Queue) preallocate(from int64) {
+	p := &pendingFile{from: from, done: make(chan struct{})}
+	q.allocMu.Lock()
+	q.next = p
+	q.allocMu.Unlock()
+	q.wg.Go(func() {
+		defer close(p.done)
+		p.f, p.err = q.newFile(from)
+	})
+}
+
+func (q *Queue) newFile(from int64) (*File, error) {
+	path := filepath.Join(q.dir, FileName(from))
+	f, err := Create(path, from, q.fileSize, FileOptions{Mapper: q.opts.Mapper, Pool: q.opts.Pool})
+	if err != nil {
+		return nil, err
+	}
+	if q.opts.Warm {
+		if err := f.Warm(); err != nil {
+			return nil, errors.Join(err, f.Destroy())
+		}
+	}
+	return f, nil
+}
+
+// Commit copies pool buffers into the mappings, file by file from
+// CommittedWhere, when at least leastPages pages wait (see File.Commit).
+// It returns the new committed offset.
+func (q *Queue) Commit(leastPages int) int64 {
+	where := q.committedWhere.Load()
+	for {
+		f := q.FindByOffset(where)
+		if f == nil {
+			if first := q.First(); first != nil && where < first.from {
+				where = first.from // the head was deleted
+				continue
+			}
+			return where
+		}
+		end := f.from + int64(f.Commit(leastPages))
+		q.committedWhere.Store(end)
+		if end < f.from+int64(f.size) || end == where {
+			return end
+		}
+		where = end
+	}
+}
+
+// Flush makes the queue durable from FlushedWhere on, file by file, when at
+// least leastPages pages wait (see File.Flush), and returns the new flushed
+// offset.
+func (q *Queue) Flush(leastPages int) (int64, error) {
+	where := q.flushedWhere.Load()
+	for {
+		f := q.FindByOffset(where)
+		if f == nil {
+			if first := q.First(); first != nil && where < first.from {
+				where = first.from
+				continue
+			}
+			return where, nil
+		}
+		pos, err := f.Flush(leastPages)
+		end := f.from + int64(pos)
+		if end > where {
+			q.flushedWhere.Store(end)
+		}
+		if err != nil || end < f.from+int64(f.size) || end == where {
+			return end, err
+		}
+		where = end
+	}
+}
+
+// Truncate drops everything at and after offset: later files are deleted,
+// and the file holding offset is cut there, its tail zeroed. Only the writer
+// may call it.
+func (q *Queue) Truncate(offset int64) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var err error
+	keep := q.files[:0]
+	for _, f := range q.files {
+		switch end := f.from + int64(f.size); {
+		case end <= offset:
+			keep = append(keep, f)
+		case f.from <= offset && offset < end:
+			err = errors.Join(err, f.Truncate(int(offset-f.from)))
+			keep = append(keep, f)
+		default:
+			q.log.Info("deleting file past the end of valid data", "file", f.path, "end", offset)
+			err = errors.Join(err, f.Destroy())
+		}
+	}
+	clear(q.files[len(keep):])
+	q.files = keep
+	if q.flushedWhere.Load() > offset {
+		q.flushedWhere.Store(offset)
+	}
+	if q.committedWhere.Load() > offset {
+		q.committedWhere.Store(offset)
+	}
+	return err
+}
+
+// DeleteHead deletes files from the head of the queue while del says so,
+// never the last file and at most max files (0: no limit). It returns how
+// many it deleted.
+func (q *Queue) DeleteHead(del func(f *File) bool, max int) (int, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	var err error
+	for n < len(q.files)-1 && (max <= 0 || n < max) && del(q.files[n]) {
+		q.log.Info("deleting head file", "file", q.files[n].path)
+		err = errors.Join(err, q.files[n].Destroy())
+		n++
+	}
+	q.files = slices.Delete(q.files, 0, n)
+	return n, err
+}
+
+// Close stops background allocation, deletes a preallocated file not taken,
+// and closes every file. It does not flush. Calls after the first return
+// ErrClosed.
+func (q *Queue) Close() error {
+	if !q.closed.CompareAndSwap(false, true) {
+		return ErrClosed
+	}
+	q.wg.Wait()
+	var err error
+	q.allocMu.Lock()
+	if p := q.next; p != nil && p.f != nil {
+		err = p.f.Destroy()
+	}
+	q.next = nil
+	q.allocMu.Unlock()
+	return errors.Join(err, q.closeFiles())
+}
+
+func (q *Queue) closeFiles() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var err error
+	for _, f := range q.files {
+		err = errors.Join(err, f.Close())
+	}
+	q.files = nil
+	return err
+}

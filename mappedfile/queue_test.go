@@ -1,0 +1,173 @@
+package mappedfile
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const qfs = 4 * pageSize // small file size for queue tests
+
+func openTestQueue(t *testing.T, dir string, opts QueueOptions) *Queue {
+	t.Helper()
+	q, err := OpenQueue(dir, qfs, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { q.Close() })
+	return q
+}
+
+// fill appends n bytes of value v to the queue, rolling over files.
+func fill(t *testing.T, q *Queue, n int, v byte) {
+	t.Helper()
+	for n > 0 {
+		f, err := q.LastOrCreate(0)
+		require.NoError(t, err)
+		w := f.Writable()
+		k := min(n, len(w))
+		for i := range k {
+			w[i] = v
+		}
+		f.Advance(k)
+		n -= k
+	}
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestQueue_GrowFindReopen(t *testing.T) {
+	dir := t.TempDir()
+	q := openTestQueue(t, dir, QueueOptions{})
+	require.Equal(t, int64(-1), q.MinOffset())
+	require.Equal(t, int64(0), q.MaxOffset())
+	fill(t, q, 2*qfs+10, 1)
+	require.Len(t, q.Files(), 3)
+	require.Equal(t, int64(0), q.MinOffset())
+	require.Equal(t, int64(2*qfs+10), q.MaxOffset())
+	require.Equal(t, int64(qfs), q.FindByOffset(qfs+5).From())
+	require.Nil(t, q.FindByOffset(3*qfs))
+	require.Nil(t, q.FindByOffset(-1))
+	require.Equal(t, []string{FileName(0), FileName(qfs), FileName(2 * qfs)}, dirNames(t, dir))
+
+	end, err := q.Flush(0)
+	require.NoError(t, err)
+	require.Equal(t, int64(2*qfs+10), end)
+	require.NoError(t, q.Close())
+	require.ErrorIs(t, q.Close(), ErrClosed)
+
+	r := openTestQueue(t, dir, QueueOptions{})
+	require.Len(t, r.Files(), 3)
+	require.Equal(t, int64(3*qfs), r.MaxOffset(), "loaded files count as full")
+	require.NoError(t, r.Truncate(2*qfs+10))
+	require.Equal(t, int64(2*qfs+10), r.MaxOffset())
+	s, ok := r.FindByOffset(qfs).Slice(0, qfs)
+	require.True(t, ok)
+	for _, b := range s.Bytes() {
+		require.Equal(t, byte(1), b)
+	}
+	s.Release()
+}
+
+func TestQueue_LoadErrors(t *testing.T) {
+	t.Run("wrong size", func(t *testing.T) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, FileName(0)), []byte("short"), 0o644))
+		_, err := OpenQueue(dir, qfs, QueueOptions{})
+		require.ErrorIs(t, err, ErrBadSize)
+	})
+	t.Run("gap", func(t *testing.T) {
+		dir := t.TempDir()
+		for _, off := range []int64{0, 2 * qfs} {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, FileName(off)), make([]byte, qfs), 0o644))
+		}
+		_, err := OpenQueue(dir, qfs, QueueOptions{})
+		require.ErrorIs(t, err, ErrGap)
+	})
+	t.Run("empty last file deleted", func(t *testing.T) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, FileName(0)), make([]byte, qfs), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, FileName(qfs)), nil, 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o644))
+		q := openTestQueue(t, dir, QueueOptions{})
+		require.Len(t, q.Files(), 1)
+		require.Equal(t, []string{FileName(0), "notes.txt"}, dirNames(t, dir))
+	})
+}
+
+func TestQueue_StartsAtOffset(t *testing.T) {
+	q := openTestQueue(t, t.TempDir(), QueueOptions{})
+	f, err := q.LastOrCreate(3*qfs + 100)
+	require.NoError(t, err)
+	require.Equal(t, int64(3*qfs), f.From())
+	require.Equal(t, int64(3*qfs), q.MinOffset())
+}
+
+func TestQueue_PreallocateNextFile(t *testing.T) {
+	dir := t.TempDir()
+	q, err := OpenQueue(dir, qfs, QueueOptions{Preallocate: true, Warm: true})
+	require.NoError(t, err)
+	fill(t, q, 10, 1)
+	q.wg.Wait() // the next file is made in the background
+	require.Equal(t, []string{FileName(0), FileName(qfs)}, dirNames(t, dir))
+	fill(t, q, qfs, 2) // rolls into the preallocated file
+	q.wg.Wait()
+	require.Len(t, q.Files(), 2)
+	require.Equal(t, []string{FileName(0), FileName(qfs), FileName(2 * qfs)}, dirNames(t, dir))
+	require.NoError(t, q.Close())
+	require.Equal(t, []string{FileName(0), FileName(qfs)}, dirNames(t, dir), "Close deletes the unused file")
+}
+
+func TestQueue_TruncateDeletesLaterFiles(t *testing.T) {
+	dir := t.TempDir()
+	q := openTestQueue(t, dir, QueueOptions{})
+	fill(t, q, 3*qfs, 9)
+	_, err := q.Flush(0)
+	require.NoError(t, err)
+	require.NoError(t, q.Truncate(qfs+1))
+	require.Equal(t, []string{FileName(0), FileName(qfs)}, dirNames(t, dir))
+	require.Equal(t, int64(qfs+1), q.MaxOffset())
+	require.Equal(t, int64(qfs+1), q.FlushedWhere())
+	fill(t, q, qfs, 3) // grows again from the cut
+	require.Equal(t, int64(2*qfs+1), q.MaxOffset())
+}
+
+func TestQueue_DeleteHeadKeepsLast(t *testing.T) {
+	dir := t.TempDir()
+	q := openTestQueue(t, dir, QueueOptions{})
+	fill(t, q, 3*qfs, 1)
+	n, err := q.DeleteHead(func(*File) bool { return true }, 0)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, []string{FileName(2 * qfs)}, dirNames(t, dir))
+	require.Equal(t, int64(2*qfs), q.MinOffset())
+	require.Nil(t, q.FindByOffset(0))
+	end, err := q.Flush(0) // flushedWhere was below the new head
+	require.NoError(t, err)
+	require.Equal(t, int64(3*qfs), end)
+}
+
+func TestQueue_CommitWithPool(t *testing.T) {
+	pool, err := NewTransientStorePool(2, qfs)
+	require.NoError(t, err)
+	q := openTestQueue(t, t.TempDir(), QueueOptions{Pool: pool})
+	fill(t, q, qfs+100, 5)
+	require.Equal(t, 0, q.First().ReadPosition(), "nothing committed yet")
+	require.Equal(t, int64(qfs+100), q.Commit(0))
+	require.Equal(t, int64(qfs+100), q.MaxOffset())
+	require.Equal(t, 1, pool.Available(), "the full file gave its buffer back")
+	end, err := q.Flush(0)
+	require.NoError(t, err)
+	require.Equal(t, int64(qfs+100), end)
+	require.NoError(t, q.Close())
+	require.NoError(t, pool.Close())
+}

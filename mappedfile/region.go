@@ -1,0 +1,103 @@
+package mappedfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Region is the writable memory of one mapped file. The OS implementation is
+// an mmap of the file; a crash double may keep only the bytes that were
+// flushed, to simulate a power loss.
+type Region interface {
+	// Bytes is the writable view of the whole file. It stays valid until Close.
+	Bytes() []byte
+	// Flush makes bytes [off, off+n) durable (msync on the OS).
+	Flush(off, n int) error
+	// Close unmaps the region. Bytes must not be used afterwards.
+	Close() error
+}
+
+// Mapper maps open files into memory. The zero Options use MmapMapper.
+type Mapper interface {
+	// Map maps the first size bytes of f, which is at least size long.
+	Map(f *os.File, size int) (Region, error)
+}
+
+// MmapMapper maps files with mmap(2), shared and writable.
+type MmapMapper struct{}
+
+// Map implements Mapper.
+func (MmapMapper) Map(f *os.File, size int) (Region, error) {
+	b, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("mappedfile: mmap %s (%d bytes): %w", f.Name(), size, err)
+	}
+	return &mmapRegion{b: b, fd: int(f.Fd())}, nil
+}
+
+// Zeroer is a Region that can zero a range faster than writing zeros.
+type Zeroer interface {
+	Zero(off, n int) error
+}
+
+type mmapRegion struct {
+	b  []byte
+	fd int
+}
+
+// Zero gives the pages of [off, off+n) back to the filesystem and allocates
+// them anew (reading as zeros) instead of writing zeros through the mapping.
+func (r *mmapRegion) Zero(off, n int) error {
+	end := off + n
+	head := min((off+pageSize-1)&^(pageSize-1), end)
+	clear(r.b[off:head])
+	if head == end {
+		return nil
+	}
+	err := unix.Fallocate(r.fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, int64(head), int64(end-head))
+	if err == nil {
+		err = unix.Fallocate(r.fd, 0, int64(head), int64(end-head))
+	}
+	if err != nil {
+		clear(r.b[head:end]) // no hole punching here: write the zeros
+	}
+	return nil
+}
+
+func (r *mmapRegion) Bytes() []byte { return r.b }
+
+func (r *mmapRegion) Flush(off, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	start := off &^ (pageSize - 1) // msync needs a page-aligned start
+	if err := unix.Msync(r.b[start:off+n], unix.MS_SYNC); err != nil {
+		return fmt.Errorf("mappedfile: msync: %w", err)
+	}
+	return nil
+}
+
+func (r *mmapRegion) Close() error {
+	if r.b == nil {
+		return errors.New("mappedfile: region already closed")
+	}
+	err := unix.Munmap(r.b)
+	r.b = nil
+	return err
+}
+
+// pageSize is the unit of flushing, warming and "least pages" accounting.
+const pageSize = 4096
+
+// preallocate reserves size bytes of disk for f, so that a full disk fails
+// here and not as SIGBUS on a write through the mapping.
+func preallocate(f *os.File, size int64) error {
+	err := unix.Fallocate(int(f.Fd()), 0, 0, size)
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
+		return f.Truncate(size) // e.g. a filesystem without fallocate: best effort
+	}
+	return err
+}
