@@ -278,6 +278,17 @@ func (q *Queue) takeFile(from int64) (*File, error) {
 	return f, nil
 }
 
+// WaitAllocated blocks until the file being made in the background, if
+// any, is ready: at start-up, so the first roll-over does not wait for it.
+func (q *Queue) WaitAllocated() {
+	q.allocMu.Lock()
+	p := q.next
+	q.allocMu.Unlock()
+	if p != nil {
+		<-p.done
+	}
+}
+
 // preallocate starts making the file at from in the background.
 func (q *Queue) preallocate(from int64) {
 	p := &pendingFile{from: from, done: make(chan struct{})}

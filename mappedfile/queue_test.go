@@ -117,7 +117,7 @@ func TestQueue_PreallocateNextFile(t *testing.T) {
 	q, err := OpenQueue(dir, qfs, QueueOptions{Preallocate: true, Warm: true})
 	require.NoError(t, err)
 	fill(t, q, 10, 1)
-	q.wg.Wait() // the next file is made in the background
+	q.WaitAllocated() // the next file is made in the background
 	require.Equal(t, []string{FileName(0), FileName(qfs)}, dirNames(t, dir))
 	fill(t, q, qfs, 2) // rolls into the preallocated file
 	q.wg.Wait()

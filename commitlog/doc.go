@@ -1,0 +1,20 @@
+// Package commitlog is RocketMQ's CommitLog: every message of every topic,
+// appended one after another to a run of fixed-size memory-mapped files
+// (1 GiB by default) named by the offset of their first byte (%020d).
+//
+// A Log is safe for concurrent use. Appends take one put lock, held only to
+// stamp the store time, assign the physical offset and the queue offset of
+// the message's topic/queue, and copy the encoded record into the current
+// file; the body CRC is computed before the lock. A record that does not fit
+// the rest of a file leaves an END_OF_FILE blank record there and goes to the
+// next file, which a background allocator has already created and faulted in:
+//
+//	file n                                       file n+1
+//	+--------+--------+-----+--------+---------+ +--------+----
+//	| record | record | ... | record | BLANK   | | record | ...
+//	+--------+--------+-----+--------+---------+ +--------+----
+//	                                  size=left,
+//	                                  magic 0xCBD43194
+//
+// Records are RocketMQ's bytes; see package message for their layout.
+package commitlog

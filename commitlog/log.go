@@ -1,0 +1,392 @@
+package commitlog
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/rocketstore/rocketstore/mappedfile"
+	"github.com/rocketstore/rocketstore/message"
+)
+
+// Errors returned by a Log. Test for them with errors.Is.
+var (
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("commitlog: closed")
+	// ErrTooLarge is wrapped by a *SizeError.
+	ErrTooLarge = errors.New("commitlog: message too large")
+	// ErrNotFound means no readable record is at the offset asked for: it
+	// was deleted, or is not written yet.
+	ErrNotFound = errors.New("commitlog: offset not readable")
+	// ErrCorrupt means a record failed its checks.
+	ErrCorrupt = errors.New("commitlog: corrupt record")
+)
+
+// SizeError refuses a message over a size limit; nothing was written.
+type SizeError struct {
+	What  string // "body" or "record"
+	Size  int
+	Limit int
+}
+
+func (e *SizeError) Error() string {
+	return fmt.Sprintf("commitlog: message %s of %d bytes exceeds the limit of %d bytes", e.What, e.Size, e.Limit)
+}
+
+// Unwrap makes errors.Is(err, ErrTooLarge) true.
+func (e *SizeError) Unwrap() error { return ErrTooLarge }
+
+// blankMinLength is the room a file must keep after a record for the
+// END_OF_FILE blank record (END_FILE_MIN_BLANK_LENGTH).
+const blankMinLength = 8
+
+// blankMagicBits is message.MagicBlank as the unsigned bits written.
+const blankMagicBits = uint32(0xCBD43194)
+
+// Log is RocketMQ's CommitLog. It is safe for concurrent use.
+type Log struct {
+	opts Options
+	log  *slog.Logger
+	q    *mappedfile.Queue
+	pool *mappedfile.TransientStorePool // nil unless TransientStorePool
+
+	now  func() int64 // store time in ms
+	lock putLock
+	// queueOffsets is RocketMQ's topicQueueTable: the next queue offset of
+	// each topic/queue. Guarded by lock.
+	queueOffsets map[queueKey]*int64
+	// cur is the file appends go to. Guarded by lock.
+	cur *mappedfile.File
+
+	closed atomic.Bool
+}
+
+// queueKey names one queue of one topic.
+type queueKey struct {
+	topic   string
+	queueID int32
+}
+
+// AppendResult says where an append put its records (AppendMessageResult).
+type AppendResult struct {
+	// WroteOffset is the physical offset of the first record.
+	WroteOffset int64
+	// WroteBytes is the length of all records written, padding excluded.
+	WroteBytes int
+	// QueueOffset is the queue offset of the first message.
+	QueueOffset int64
+	// StoreTimestamp is the store time stamped on every record, in ms.
+	StoreTimestamp int64
+	// Messages is the number of records written.
+	Messages int
+}
+
+// Open opens the CommitLog in dir, creating it if needed. Existing files
+// are scanned to find the end of valid data (checking body CRCs unless
+// SkipCRCOnRecover), anything after it is cut off, and the queue offsets of
+// every topic/queue are rebuilt from the records.
+func Open(dir string, opts Options) (*Log, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("commitlog: open %s: %w", dir, err)
+	}
+	l := &Log{
+		opts:         opts,
+		log:          opts.Logger,
+		lock:         newPutLock(opts.PutLock),
+		queueOffsets: make(map[queueKey]*int64),
+	}
+	if opts.Now != nil {
+		l.now = func() int64 { return opts.Now().UnixMilli() }
+	} else {
+		l.now = newClock().nowMilli
+	}
+	if opts.TransientStorePool {
+		p, err := mappedfile.NewTransientStorePool(opts.PoolBuffers, opts.FileSize)
+		if err != nil {
+			return nil, fmt.Errorf("commitlog: open %s: %w", dir, err)
+		}
+		l.pool = p
+	}
+	q, err := mappedfile.OpenQueue(filepath.Clean(dir), opts.FileSize, mappedfile.QueueOptions{
+		Mapper:      opts.Mapper,
+		Pool:        l.pool,
+		Preallocate: true,
+		Warm:        !opts.NoWarm,
+		Logger:      opts.Logger,
+	})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("commitlog: open %s: %w", dir, err), l.closePool())
+	}
+	l.q = q
+	if err := l.recover(); err != nil {
+		return nil, errors.Join(fmt.Errorf("commitlog: open %s: %w", dir, err), q.Close(), l.closePool())
+	}
+	// Make the first file now, so that the first append does not wait for it.
+	if _, err := q.LastOrCreate(0); err != nil {
+		return nil, errors.Join(fmt.Errorf("commitlog: open %s: %w", dir, err), q.Close(), l.closePool())
+	}
+	return l, nil
+}
+
+func (l *Log) closePool() error {
+	if l.pool == nil {
+		return nil
+	}
+	return l.pool.Close()
+}
+
+// Append writes one message (putMessage). It stamps the store host, body
+// CRC, store timestamp, physical offset and queue offset into m and then
+// writes m as one record. A body over MaxMessageSize is refused with a
+// *SizeError and nothing is written.
+//
+// Transaction PREPARED and ROLLBACK records get queue offset 0 and do not
+// advance their queue, as in RocketMQ.
+func (l *Log) Append(m *message.Message) (AppendResult, error) {
+	size, err := l.prepare(m)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	if l.closed.Load() {
+		return AppendResult{}, ErrClosed
+	}
+	f, w, err := l.roomLocked(size)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	now := l.now()
+	l.placeLocked(m, f.From()+int64(f.WrotePosition()), now)
+	n := message.Encode(w, m)
+	f.Advance(n)
+	f.SetStoreTimestamp(now)
+	return AppendResult{
+		WroteOffset:    m.PhysicalOffset,
+		WroteBytes:     n,
+		QueueOffset:    m.QueueOffset,
+		StoreTimestamp: now,
+		Messages:       1,
+	}, nil
+}
+
+// AppendBatch writes msgs as consecutive records in one file, under one
+// hold of the put lock (a MessageExtBatch). Each message is stamped as by
+// Append. If any message is refused, nothing is written.
+func (l *Log) AppendBatch(msgs []*message.Message) (AppendResult, error) {
+	if len(msgs) == 0 {
+		return AppendResult{}, nil
+	}
+	total := 0
+	for _, m := range msgs {
+		size, err := l.prepare(m)
+		if err != nil {
+			return AppendResult{}, err
+		}
+		total += size
+	}
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	if l.closed.Load() {
+		return AppendResult{}, ErrClosed
+	}
+	f, w, err := l.roomLocked(total)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	now := l.now()
+	at := f.From() + int64(f.WrotePosition())
+	pos := 0
+	for _, m := range msgs {
+		l.placeLocked(m, at+int64(pos), now)
+		pos += message.Encode(w[pos:], m)
+	}
+	f.Advance(pos)
+	f.SetStoreTimestamp(now)
+	return AppendResult{
+		WroteOffset:    at,
+		WroteBytes:     pos,
+		QueueOffset:    msgs[0].QueueOffset,
+		StoreTimestamp: now,
+		Messages:       len(msgs),
+	}, nil
+}
+
+// prepare checks m's size and stamps the fields that need no lock.
+func (l *Log) prepare(m *message.Message) (int, error) {
+	if len(m.Body) > l.opts.MaxMessageSize {
+		return 0, &SizeError{What: "body", Size: len(m.Body), Limit: l.opts.MaxMessageSize}
+	}
+	m.StoreHost = l.opts.StoreHost
+	size, err := message.EncodedSize(m)
+	if err != nil {
+		return 0, fmt.Errorf("commitlog: %w", err)
+	}
+	if limit := l.opts.FileSize - blankMinLength; size > limit {
+		return 0, &SizeError{What: "record", Size: size, Limit: limit}
+	}
+	m.BodyCRC = message.BodyCRC(m.Body)
+	return size, nil
+}
+
+// roomLocked returns the file to write size bytes to and its free tail,
+// closing the current file with a blank record when they do not fit.
+func (l *Log) roomLocked(size int) (*mappedfile.File, []byte, error) {
+	if size > l.opts.FileSize-blankMinLength {
+		return nil, nil, &SizeError{What: "batch", Size: size, Limit: l.opts.FileSize - blankMinLength}
+	}
+	f := l.cur
+	if f == nil || f.IsFull() {
+		var err error
+		if f, err = l.q.LastOrCreate(0); err != nil {
+			return nil, nil, fmt.Errorf("commitlog: %w", err)
+		}
+		l.cur = f
+	}
+	w := f.Writable()
+	if size+blankMinLength <= len(w) {
+		return f, w, nil
+	}
+	// END_OF_FILE: the size of the rest of the file and the blank magic; the
+	// rest stays zero. (Less than 8 bytes left only after a foreign writer.)
+	if len(w) >= blankMinLength {
+		binary.BigEndian.PutUint32(w[0:], uint32(len(w)))
+		binary.BigEndian.PutUint32(w[4:], blankMagicBits)
+	}
+	f.Advance(len(w))
+	f, err := l.q.LastOrCreate(0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("commitlog: %w", err)
+	}
+	l.cur = f
+	return f, f.Writable(), nil
+}
+
+// placeLocked stamps the offsets and store time of m and advances its queue.
+func (l *Log) placeLocked(m *message.Message, phys, now int64) {
+	m.PhysicalOffset = phys
+	m.StoreTimestamp = now
+	switch m.SysFlag & message.TxMask {
+	case message.TxPrepared, message.TxRollback:
+		m.QueueOffset = 0
+		return
+	}
+	next := l.queueOffsets[queueKey{m.Topic, m.QueueID}]
+	if next == nil {
+		next = new(int64)
+		l.queueOffsets[queueKey{m.Topic, m.QueueID}] = next
+	}
+	m.QueueOffset = *next
+	*next++
+}
+
+// QueueOffset returns the next queue offset of topic/queueID.
+func (l *Log) QueueOffset(topic string, queueID int32) int64 {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	if next := l.queueOffsets[queueKey{topic, queueID}]; next != nil {
+		return *next
+	}
+	return 0
+}
+
+// SetQueueOffset sets the next queue offset of topic/queueID, as the store
+// does when it restores the table from its ConsumeQueues.
+func (l *Log) SetQueueOffset(topic string, queueID int32, next int64) {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	l.queueOffsets[queueKey{topic, queueID}] = &next
+}
+
+// RemoveQueueOffsets forgets every queue of topic (a deleted topic).
+func (l *Log) RemoveQueueOffsets(topic string) {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	for k := range l.queueOffsets {
+		if k.topic == topic {
+			delete(l.queueOffsets, k)
+		}
+	}
+}
+
+// Read returns size bytes at offset, all within one file, without copying.
+// The Slice pins the file: release it when done.
+func (l *Log) Read(offset int64, size int) (mappedfile.Slice, error) {
+	f := l.q.FindByOffset(offset)
+	if f == nil {
+		return mappedfile.Slice{}, fmt.Errorf("commitlog: read %d bytes at %d: %w", size, offset, ErrNotFound)
+	}
+	s, ok := f.Slice(int(offset-f.From()), size)
+	if !ok {
+		return mappedfile.Slice{}, fmt.Errorf("commitlog: read %d bytes at %d: %w", size, offset, ErrNotFound)
+	}
+	return s, nil
+}
+
+// ReadRecord returns the record at offset, checked for consistent lengths
+// but not for CRC. The record aliases the Slice: release it when done.
+func (l *Log) ReadRecord(offset int64) (message.Record, mappedfile.Slice, error) {
+	f := l.q.FindByOffset(offset)
+	if f == nil {
+		return nil, mappedfile.Slice{}, fmt.Errorf("commitlog: record at %d: %w", offset, ErrNotFound)
+	}
+	s, ok := f.SliceFrom(int(offset - f.From()))
+	if ok && len(s.Bytes()) == 0 {
+		s.Release()
+		ok = false
+	}
+	if !ok {
+		return nil, mappedfile.Slice{}, fmt.Errorf("commitlog: record at %d: %w", offset, ErrNotFound)
+	}
+	r, err := message.Parse(s.Bytes())
+	if err != nil {
+		s.Release()
+		return nil, mappedfile.Slice{}, fmt.Errorf("commitlog: record at %d: %w: %w", offset, ErrCorrupt, err)
+	}
+	return r, s, nil
+}
+
+// MinOffset is the offset of the first byte still stored, or -1 if none.
+func (l *Log) MinOffset() int64 { return l.q.MinOffset() }
+
+// MaxOffset is the end of the readable data.
+func (l *Log) MaxOffset() int64 { return l.q.MaxOffset() }
+
+// FlushedOffset is the offset up to which the log is durable.
+func (l *Log) FlushedOffset() int64 { return l.q.FlushedWhere() }
+
+// FileSize is the size of each file.
+func (l *Log) FileSize() int { return l.opts.FileSize }
+
+// Files returns the files in order; the slice is a copy.
+func (l *Log) Files() []*mappedfile.File { return l.q.Files() }
+
+// Commit copies pool buffers into the files (with TransientStorePool) when
+// at least leastPages pages wait, and returns the committed offset.
+func (l *Log) Commit(leastPages int) int64 { return l.q.Commit(leastPages) }
+
+// Flush makes the log durable when at least leastPages pages wait (0: any)
+// and returns the flushed offset. With TransientStorePool it commits first.
+func (l *Log) Flush(leastPages int) (int64, error) {
+	if l.pool != nil {
+		l.q.Commit(0)
+	}
+	return l.q.Flush(leastPages)
+}
+
+// Close commits and flushes everything, then closes the files. Calls after
+// the first return ErrClosed.
+func (l *Log) Close() error {
+	l.lock.Lock()
+	closing := l.closed.CompareAndSwap(false, true)
+	l.lock.Unlock()
+	if !closing {
+		return ErrClosed
+	}
+	_, err := l.Flush(0)
+	return errors.Join(err, l.q.Close(), l.closePool())
+}

@@ -1,0 +1,177 @@
+package message
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"net/netip"
+	"slices"
+)
+
+var be = binary.BigEndian
+
+// Positions of the fixed fields that come before BORNHOST. The fields after
+// it move by 12 bytes for each IPv6 host; see Record.
+const (
+	posTotalSize      = 0
+	posMagic          = 4
+	posBodyCRC        = 8
+	posQueueID        = 12
+	posFlag           = 16
+	posQueueOffset    = 20
+	posPhysicalOffset = 28
+	posSysFlag        = 36
+	posBornTimestamp  = 40
+	posBornHost       = 48
+)
+
+// hostAddrLen returns how many address bytes h takes in a record (4 or 16),
+// or -1 when h has a port but no address.
+func hostAddrLen(h netip.AddrPort) int {
+	a := h.Addr()
+	switch {
+	case !a.IsValid():
+		if h.Port() != 0 {
+			return -1
+		}
+		return 4 // the zero AddrPort is stored as 0.0.0.0:0
+	case a.Is4() || a.Is4In6():
+		return 4
+	default:
+		return 16
+	}
+}
+
+// putHost writes h as address·port int32 and returns the bytes written
+// (8 or 20). The caller has checked h with hostAddrLen.
+func putHost(b []byte, h netip.AddrPort) int {
+	a := h.Addr().Unmap()
+	if a.Is6() {
+		a16 := a.As16()
+		copy(b, a16[:])
+		be.PutUint32(b[16:], uint32(h.Port()))
+		return 20
+	}
+	var a4 [4]byte
+	if a.Is4() {
+		a4 = a.As4()
+	}
+	copy(b, a4[:])
+	be.PutUint32(b[4:], uint32(h.Port()))
+	return 8
+}
+
+// EncodedSize checks that m fits the record format and returns the length
+// of its record. It checks that Properties is at most MaxPropertiesLen
+// bytes, Topic at most MaxTopicLen bytes (records with topics longer than
+// MaxTopicLenV1 use MagicV2), the hosts are valid or zero, and the record
+// is under 2 GiB. It does not check the topic's characters (see
+// ValidateTopic) and does not allocate unless it fails.
+func EncodedSize(m *Message) (int, error) {
+	if len(m.Properties) > MaxPropertiesLen {
+		return 0, fmt.Errorf("message: properties are %d bytes, the limit is %d: %w",
+			len(m.Properties), MaxPropertiesLen, ErrTooLarge)
+	}
+	if len(m.Topic) > MaxTopicLen {
+		return 0, fmt.Errorf("message: topic is %d bytes, the limit is %d: %w",
+			len(m.Topic), MaxTopicLen, ErrTooLarge)
+	}
+	born, store := hostAddrLen(m.BornHost), hostAddrLen(m.StoreHost)
+	if born < 0 {
+		return 0, fmt.Errorf("message: born host %v has a port but no address: %w", m.BornHost, ErrBadHost)
+	}
+	if store < 0 {
+		return 0, fmt.Errorf("message: store host %v has a port but no address: %w", m.StoreHost, ErrBadHost)
+	}
+	size := int64(MinRecordSize) + int64(len(m.Body)) + int64(len(m.Topic)) + int64(len(m.Properties))
+	size += int64(born-4) + int64(store-4) // +12 per IPv6 host
+	if len(m.Topic) > MaxTopicLenV1 {
+		size++ // 2-byte topic length
+	}
+	if size > math.MaxInt32 {
+		return 0, fmt.Errorf("message: record would be %d bytes, the limit is %d: %w",
+			size, math.MaxInt32, ErrTooLarge)
+	}
+	return int(size), nil
+}
+
+// Encode writes m as one record into dst and returns its length n. The
+// caller must have checked m with EncodedSize; Encode panics if m is
+// invalid or dst is shorter than n. Encode does not allocate, so the
+// CommitLog can encode straight into a mapped file.
+//
+// Encode picks MagicV1, or MagicV2 for topics longer than MaxTopicLenV1,
+// and sets FlagBornHostV6 and FlagStoreHostV6 in the written SYSFLAG to
+// match the hosts; m.SysFlag is left as is. BODYCRC is m.BodyCRC as is.
+func Encode(dst []byte, m *Message) int {
+	size, err := EncodedSize(m)
+	if err != nil {
+		panic(err)
+	}
+	if len(dst) < size {
+		panic("message: Encode: dst is shorter than the record")
+	}
+	encode(dst[:size:size], m)
+	return size
+}
+
+// AppendEncode appends the record of m to dst and returns the extended
+// slice, or dst unchanged and the EncodedSize error.
+func AppendEncode(dst []byte, m *Message) ([]byte, error) {
+	size, err := EncodedSize(m)
+	if err != nil {
+		return dst, err
+	}
+	dst = slices.Grow(dst, size)
+	n := len(dst)
+	dst = dst[:n+size]
+	encode(dst[n:], m)
+	return dst, nil
+}
+
+// encode writes m into b, which is exactly its record length.
+func encode(b []byte, m *Message) {
+	sys := m.SysFlag &^ (FlagBornHostV6 | FlagStoreHostV6)
+	if hostAddrLen(m.BornHost) == 16 {
+		sys |= FlagBornHostV6
+	}
+	if hostAddrLen(m.StoreHost) == 16 {
+		sys |= FlagStoreHostV6
+	}
+	magic := MagicV1
+	if len(m.Topic) > MaxTopicLenV1 {
+		magic = MagicV2
+	}
+
+	be.PutUint32(b[posTotalSize:], uint32(len(b)))
+	be.PutUint32(b[posMagic:], uint32(magic))
+	be.PutUint32(b[posBodyCRC:], m.BodyCRC)
+	be.PutUint32(b[posQueueID:], uint32(m.QueueID))
+	be.PutUint32(b[posFlag:], uint32(m.Flag))
+	be.PutUint64(b[posQueueOffset:], uint64(m.QueueOffset))
+	be.PutUint64(b[posPhysicalOffset:], uint64(m.PhysicalOffset))
+	be.PutUint32(b[posSysFlag:], uint32(sys))
+	be.PutUint64(b[posBornTimestamp:], uint64(m.BornTimestamp))
+	p := posBornHost
+	p += putHost(b[p:], m.BornHost)
+	be.PutUint64(b[p:], uint64(m.StoreTimestamp))
+	p += 8
+	p += putHost(b[p:], m.StoreHost)
+	be.PutUint32(b[p:], uint32(m.ReconsumeTimes))
+	be.PutUint64(b[p+4:], uint64(m.PreparedTransactionOffset))
+	p += 12
+	be.PutUint32(b[p:], uint32(len(m.Body)))
+	p += 4
+	p += copy(b[p:], m.Body)
+	if magic == MagicV1 {
+		b[p] = byte(len(m.Topic))
+		p++
+	} else {
+		be.PutUint16(b[p:], uint16(len(m.Topic)))
+		p += 2
+	}
+	p += copy(b[p:], m.Topic)
+	be.PutUint16(b[p:], uint16(len(m.Properties)))
+	p += 2
+	copy(b[p:], m.Properties)
+}
