@@ -45,7 +45,7 @@ func BenchmarkAppend(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer l.Close()
-				l.q.WaitAllocated() // a running broker made the next file long ago
+				l.WaitAllocated() // a running broker made the next file long ago
 				recLen, err := message.EncodedSize(benchMessage(size.body))
 				if err != nil {
 					b.Fatal(err)

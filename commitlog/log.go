@@ -365,6 +365,18 @@ func (l *Log) FileSize() int { return l.opts.FileSize }
 // Files returns the files in order; the slice is a copy.
 func (l *Log) Files() []*mappedfile.File { return l.q.Files() }
 
+// WaitAllocated blocks until the next file, made in the background, is
+// ready, so the next roll-over does not wait for it (start-up, benchmarks).
+func (l *Log) WaitAllocated() { l.q.WaitAllocated() }
+
+// DeleteFiles deletes files from the head of the log while del says so,
+// never the last file and at most max files (0: no limit), as expiry does.
+// Readers holding a Slice of a deleted file keep its bytes until they
+// release it.
+func (l *Log) DeleteFiles(del func(f *mappedfile.File) bool, max int) (int, error) {
+	return l.q.DeleteHead(del, max)
+}
+
 // Commit copies pool buffers into the files (with TransientStorePool) when
 // at least leastPages pages wait, and returns the committed offset.
 func (l *Log) Commit(leastPages int) int64 { return l.q.Commit(leastPages) }

@@ -400,15 +400,20 @@ func (q *Queue) Truncate(offset int64) error {
 // many it deleted.
 func (q *Queue) DeleteHead(del func(f *File) bool, max int) (int, error) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	n := 0
-	var err error
 	for n < len(q.files)-1 && (max <= 0 || n < max) && del(q.files[n]) {
-		q.log.Info("deleting head file", "file", q.files[n].path)
-		err = errors.Join(err, q.files[n].Destroy())
 		n++
 	}
+	doomed := slices.Clone(q.files[:n])
 	q.files = slices.Delete(q.files, 0, n)
+	q.mu.Unlock()
+	// Destroy outside the lock: its directory fsync must not block readers,
+	// and readers that found a doomed file hold their own reference.
+	var err error
+	for _, f := range doomed {
+		q.log.Info("deleting head file", "file", f.path)
+		err = errors.Join(err, f.Destroy())
+	}
 	return n, err
 }
 

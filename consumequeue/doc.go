@@ -1,0 +1,36 @@
+// Package consumequeue keeps RocketMQ's ConsumeQueues: one per topic and
+// queue id, each a run of fixed-size files of 20-byte units that point into
+// the CommitLog. Unit i of a queue (its logical offset, or queue offset) is
+// the i-th message stored for that topic and queue.
+//
+// Files live in {root}/{topic}/{queueId}/ and are named by their first byte
+// offset in the queue (unit index × 20) as 20 zero-padded digits, so the
+// default file of 300,000 units starting at unit 300,000 is
+// 00000000000006000000. The bytes are Apache RocketMQ's bytes.
+//
+// Unit layout (20 bytes, big endian):
+//
+//	0                   8         12                  20
+//	+-------------------+---------+-------------------+
+//	| CommitLog offset  |  size   |    tags code      |
+//	|      int64        |  int32  |      int64        |
+//	+-------------------+---------+-------------------+
+//
+// A unit is valid when offset ≥ 0 and size > 0. An all-zero unit marks the
+// end of the written data. A queue whose first file starts at a non-zero
+// unit index has its earlier slots in that file filled with placeholder
+// units (0, 0x7FFFFFFF, 0): they keep positions aligned but are not
+// messages, and the queue's MinOffset lies after them.
+//
+//	file 00000000000006000000 (first file, queue started at unit 300,004)
+//	+-------------+-------------+-------------+-------------+----------+----
+//	| placeholder | placeholder | placeholder | placeholder | unit     | ...
+//	+-------------+-------------+-------------+-------------+----------+----
+//	  300,000       300,001       300,002       300,003       300,004 = MinOffset
+//
+// A Queue has one writer (the store's dispatch goroutine calling Put), any
+// number of readers (Read, Unit, OffsetByTime and the position getters),
+// one cleaner (DeleteExpired, CorrectMinOffset) and one flusher, all at the
+// same time. Truncate runs during recovery, while nothing else writes.
+// A Table holds every Queue of a store and is safe for concurrent use.
+package consumequeue
