@@ -84,10 +84,10 @@ type AppendResult struct {
 	Messages int
 }
 
-// Open opens the CommitLog in dir, creating it if needed. Existing files
-// are scanned to find the end of valid data (checking body CRCs unless
-// SkipCRCOnRecover), anything after it is cut off, and the queue offsets of
-// every topic/queue are rebuilt from the records.
+// Open opens the CommitLog in dir, creating it if needed. Unless
+// ExternalRecovery is set, existing files are scanned to find the end of
+// valid data (see Recover), anything after it is cut off, and the queue
+// offsets of every topic/queue are rebuilt from the records.
 func Open(dir string, opts Options) (*Log, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
@@ -122,12 +122,10 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, errors.Join(fmt.Errorf("commitlog: open %s: %w", dir, err), l.closePool())
 	}
 	l.q = q
-	if err := l.recover(); err != nil {
-		return nil, errors.Join(fmt.Errorf("commitlog: open %s: %w", dir, err), q.Close(), l.closePool())
-	}
-	// Make the first file now, so that the first append does not wait for it.
-	if _, err := q.LastOrCreate(0); err != nil {
-		return nil, errors.Join(fmt.Errorf("commitlog: open %s: %w", dir, err), q.Close(), l.closePool())
+	if !opts.ExternalRecovery {
+		if err := l.recoverAll(); err != nil {
+			return nil, errors.Join(fmt.Errorf("commitlog: open %s: %w", dir, err), q.Close(), l.closePool())
+		}
 	}
 	return l, nil
 }

@@ -46,6 +46,9 @@ type Options struct {
 	// NoWarm turns off faulting in each new file before use. Warming is on by
 	// default because a page fault on the put path costs several times the copy.
 	NoWarm bool
+	// ExternalRecovery leaves recovery to the caller, who must call Recover
+	// once before appending (the store does, from its checkpoint).
+	ExternalRecovery bool
 	// SkipCRCOnRecover skips the body CRC check when scanning at open
 	// (checkCRCOnRecover=false).
 	SkipCRCOnRecover bool

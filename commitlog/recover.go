@@ -6,21 +6,14 @@ import (
 	"github.com/rocketstore/rocketstore/message"
 )
 
-// recover finds the end of valid data in the loaded files, cuts everything
-// after it, and rebuilds the queue offsets from the records. It runs in
-// Open, before the Log is shared.
-func (l *Log) recover() error {
-	first := l.q.First()
-	if first == nil {
-		return nil
-	}
-	it := l.Iterate(first.From(), !l.opts.SkipCRCOnRecover)
-	defer it.Close()
-	for it.Next() {
-		r := it.Record()
+// recoverAll is Open's own recovery when the caller does not recover: scan
+// every file, and rebuild the queue offsets from the records.
+func (l *Log) recoverAll() error {
+	from := max(l.q.MinOffset(), 0)
+	_, err := l.Recover(from, func(r message.Record, _ int64) error {
 		switch r.SysFlag() & message.TxMask {
 		case message.TxPrepared, message.TxRollback: // not in a queue
-			continue
+			return nil
 		}
 		next := l.queueOffsets[queueKey{string(r.Topic()), r.QueueID()}]
 		if next == nil {
@@ -28,15 +21,55 @@ func (l *Log) recover() error {
 			l.queueOffsets[queueKey{string(r.Topic()), r.QueueID()}] = next
 		}
 		*next = max(*next, r.QueueOffset()+1)
+		return nil
+	})
+	return err
+}
+
+// Recover finds the end of valid data from offset from, which must be the
+// start of a record (normally the start of a file), and cuts the log there:
+// later files are deleted and the rest of the last file is zeroed. Each valid
+// record is checked for consistent lengths, its own physical offset and,
+// unless SkipCRCOnRecover, its body CRC, and is passed to visit (which may
+// be nil) with its offset; a visit error stops recovery and is returned.
+// It returns the end of the valid data.
+//
+// Open calls Recover itself from the first file unless
+// Options.ExternalRecovery is set; then the caller must call it once,
+// before any append.
+func (l *Log) Recover(from int64, visit func(r message.Record, offset int64) error) (int64, error) {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	it := l.Iterate(from, !l.opts.SkipCRCOnRecover)
+	defer it.Close()
+	for it.Next() {
+		if visit == nil {
+			continue
+		}
+		if err := visit(it.Record(), it.RecordOffset()); err != nil {
+			return it.RecordOffset(), fmt.Errorf("commitlog: recover at %d: %w", it.RecordOffset(), err)
+		}
 	}
 	end := it.Offset()
 	if err := it.Err(); err != nil {
 		l.log.Warn("cutting the commit log at its first bad record", "offset", end, "err", err)
+	} else if last := l.q.Last(); last != nil && end < last.From()+int64(last.WrotePosition()) {
+		l.log.Info("commit log recovered", "end", end)
 	}
 	it.Close()
 	if err := l.q.Truncate(end); err != nil {
-		return fmt.Errorf("truncate at %d: %w", end, err)
+		return end, fmt.Errorf("commitlog: truncate at %d: %w", end, err)
 	}
 	l.q.SetFlushedWhere(end)
-	return nil
+	l.cur = nil
+	f, err := l.q.LastOrCreate(end)
+	if err != nil {
+		return end, fmt.Errorf("commitlog: %w", err)
+	}
+	if !l.opts.NoWarm {
+		if err := f.Warm(); err != nil {
+			return end, fmt.Errorf("commitlog: %w", err)
+		}
+	}
+	return end, nil
 }

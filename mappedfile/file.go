@@ -79,12 +79,12 @@ func Create(path string, from int64, size int, opts FileOptions) (*File, error) 
 	if err != nil {
 		return nil, fmt.Errorf("mappedfile: create: %w", err)
 	}
-	if err := preallocate(fd, int64(size)); err != nil {
+	if err := Preallocate(fd, int64(size)); err != nil {
 		fd.Close()
 		os.Remove(path)
 		return nil, fmt.Errorf("mappedfile: allocate %d bytes for %s (disk full?): %w", size, path, err)
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := SyncDir(filepath.Dir(path)); err != nil {
 		fd.Close()
 		os.Remove(path)
 		return nil, err
@@ -388,13 +388,14 @@ func (f *File) Destroy() error {
 		err = errors.Join(err, cerr)
 	}
 	if err == nil {
-		err = syncDir(filepath.Dir(f.path))
+		err = SyncDir(filepath.Dir(f.path))
 	}
 	return err
 }
 
-// syncDir makes a change of names in dir durable.
-func syncDir(dir string) error {
+// SyncDir makes a change of names in dir (a create, rename or delete)
+// durable.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("mappedfile: sync dir: %w", err)

@@ -92,9 +92,9 @@ func (r *mmapRegion) Close() error {
 // pageSize is the unit of flushing, warming and "least pages" accounting.
 const pageSize = 4096
 
-// preallocate reserves size bytes of disk for f, so that a full disk fails
+// Preallocate reserves size bytes of disk for f, so that a full disk fails
 // here and not as SIGBUS on a write through the mapping.
-func preallocate(f *os.File, size int64) error {
+func Preallocate(f *os.File, size int64) error {
 	err := unix.Fallocate(int(f.Fd()), 0, 0, size)
 	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
 		return f.Truncate(size) // e.g. a filesystem without fallocate: best effort

@@ -1,0 +1,98 @@
+package flush
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocketstore/rocketstore/commitlog"
+	"github.com/rocketstore/rocketstore/message"
+)
+
+func TestGroupCommit_WritersShareFlushes(t *testing.T) {
+	l, err := commitlog.Open(t.TempDir(), commitlog.Options{FileSize: 1 << 20})
+	require.NoError(t, err)
+	defer l.Close()
+	g := NewGroupCommit(l.Flush, 0, nil)
+	defer g.Close()
+
+	const writers, each = 32, 20
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Go(func() {
+			for range each {
+				m := &message.Message{Topic: "T", Body: make([]byte, 100)}
+				res, err := l.Append(m)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				end := res.WroteOffset + int64(res.WroteBytes)
+				if err := g.Wait(end); err != nil {
+					t.Error(err)
+					return
+				}
+				if l.FlushedOffset() < end {
+					t.Errorf("Wait returned with flushed %d < %d", l.FlushedOffset(), end)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Less(t, g.Syncs(), int64(writers*each), "flushes are shared")
+	t.Logf("%d puts, %d syncs", writers*each, g.Syncs())
+}
+
+func TestGroupCommit_TimeoutAndError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var fail atomic.Bool
+		stuck := func(int) (int64, error) { // a disk that hangs, then fails
+			<-release
+			if fail.Load() {
+				return 0, errors.New("EIO")
+			}
+			return 100, nil
+		}
+		g := NewGroupCommit(stuck, 50*time.Millisecond, nil)
+		start := time.Now()
+		require.ErrorIs(t, g.Wait(10), ErrTimeout)
+		require.Equal(t, 50*time.Millisecond, time.Since(start))
+		fail.Store(true)
+		close(release)
+		err := g.Wait(10)
+		require.EqualError(t, err, "EIO")
+		g.Close()
+		require.ErrorIs(t, g.Wait(10), ErrClosed)
+	})
+}
+
+func TestPeriodic_LeastPagesAndThorough(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var pages []int
+		p := StartPeriodic(func(n int) error {
+			mu.Lock()
+			pages = append(pages, n)
+			mu.Unlock()
+			return nil
+		}, PeriodicOptions{Interval: 500 * time.Millisecond, Thorough: 2 * time.Second, LeastPages: 4})
+		time.Sleep(4*time.Second + time.Millisecond)
+		synctest.Wait()
+		mu.Lock()
+		require.Equal(t, []int{4, 4, 4, 0, 4, 4, 4, 0}, pages, "4 pages every 500 ms, any amount every 2 s")
+		mu.Unlock()
+		p.Wake()
+		synctest.Wait()
+		require.NoError(t, p.Close())
+		mu.Lock()
+		require.Equal(t, []int{4, 4, 4, 0, 4, 4, 4, 0, 4, 0}, pages, "a wake runs at once; Close runs thoroughly")
+		mu.Unlock()
+		require.NoError(t, p.Close())
+	})
+}

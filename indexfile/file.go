@@ -1,0 +1,458 @@
+package indexfile
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/rocketstore/rocketstore/mappedfile"
+)
+
+// Positions of the header fields (IndexHeader).
+const (
+	offBeginTimestamp = 0
+	offEndTimestamp   = 8
+	offBeginPhyOffset = 16
+	offEndPhyOffset   = 24
+	offHashSlotCount  = 32
+	offIndexCount     = 36
+)
+
+// tmpSuffix marks a file being created; Open deletes leftovers.
+const tmpSuffix = ".tmp"
+
+var be = binary.BigEndian
+
+// File is one index file (RocketMQ's IndexFile): a header, a table of hash
+// slots and a run of entries, each entry linked to the previous entry of its
+// slot.
+//
+// One goroutine may Put while any number of others call Select and the
+// header accessors. Close and Destroy must not run at the same time as Put,
+// Select or the accessors, nor may those be called after them: the mapping
+// is gone. Flush may run at any time.
+//
+// Put publishes an entry in three steps: it writes the entry, then stores
+// its number into the slot, then stores the new indexCount into the header,
+// the last two with atomic stores. Readers load indexCount first and follow
+// only entry numbers below it, so they never see an entry being written.
+type File struct {
+	path    string
+	slots   int
+	indexes int
+	entries int // offset of entry 0: HeaderSize + slots×SlotSize
+	size    int
+
+	fd     *os.File
+	region mappedfile.Region
+	b      []byte // region.Bytes()[:size]
+
+	flushMu      sync.Mutex   // one flush at a time
+	flushedCount atomic.Int32 // raw indexCount at the last flush, -1 before any
+
+	refs      atomic.Int64 // 1 for the owner plus 1 per background user
+	available atomic.Bool
+}
+
+// CreateFile creates the index file path, sized by opts.HashSlots and
+// opts.MaxIndexes, allocates its disk space and maps it. A file that follows
+// a full one starts from that file's end values: endPhyOffset and
+// endTimestamp, when positive, become both its begin and its end values, as
+// in RocketMQ. An existing file at path is an error.
+func CreateFile(path string, endPhyOffset, endTimestamp int64, opts Options) (*File, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("indexfile: create %s: %w", path, err)
+	}
+	size := fileSize(opts.HashSlots, opts.MaxIndexes)
+	if _, err := os.Lstat(path); err == nil {
+		return nil, fmt.Errorf("indexfile: create %s: %w", path, os.ErrExist)
+	}
+	tmp := path + tmpSuffix
+	fd, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("indexfile: create: %w", err)
+	}
+	renamed := false
+	fail := func(err error) (*File, error) {
+		fd.Close()
+		if renamed {
+			os.Remove(path)
+		} else {
+			os.Remove(tmp)
+		}
+		return nil, err
+	}
+	// The whole file is allocated and durable before it gets its name, so a
+	// crash never leaves a short index file behind.
+	if err := mappedfile.Preallocate(fd, int64(size)); err != nil {
+		return fail(fmt.Errorf("indexfile: allocate %d bytes for %s (disk full?): %w", size, path, err))
+	}
+	if err := fd.Sync(); err != nil {
+		return fail(fmt.Errorf("indexfile: create %s: %w", path, err))
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fail(fmt.Errorf("indexfile: create: %w", err))
+	}
+	renamed = true
+	if err := mappedfile.SyncDir(filepath.Dir(path)); err != nil {
+		return fail(err)
+	}
+	f, err := mapFile(fd, path, opts)
+	if err != nil {
+		fd.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	if endPhyOffset > 0 {
+		f.store64(offBeginPhyOffset, endPhyOffset)
+		f.store64(offEndPhyOffset, endPhyOffset)
+	}
+	if endTimestamp > 0 {
+		f.store64(offBeginTimestamp, endTimestamp)
+		f.store64(offEndTimestamp, endTimestamp)
+	}
+	f.store32(offIndexCount, 1)
+	return f, nil
+}
+
+// OpenFile maps the existing index file path. Its length must match
+// opts.HashSlots and opts.MaxIndexes (the header does not record them).
+// Header counts that a crash or a bad disk left out of range are tolerated:
+// a file claiming more entries than it can hold counts as full, and Select
+// never reads outside the file.
+func OpenFile(path string, opts Options) (*File, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("indexfile: open %s: %w", path, err)
+	}
+	fd, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("indexfile: open: %w", err)
+	}
+	st, err := fd.Stat()
+	if err != nil {
+		fd.Close()
+		return nil, fmt.Errorf("indexfile: open: %w", err)
+	}
+	if want := fileSize(opts.HashSlots, opts.MaxIndexes); st.Size() != int64(want) {
+		fd.Close()
+		return nil, fmt.Errorf("indexfile: %s is %d bytes, but HashSlots %d and MaxIndexes %d make %d; "+
+			"open it with the options it was written with: %w",
+			path, st.Size(), opts.HashSlots, opts.MaxIndexes, want, ErrBadSize)
+	}
+	f, err := mapFile(fd, path, opts)
+	if err != nil {
+		fd.Close()
+		return nil, err
+	}
+	f.flushedCount.Store(f.load32(offIndexCount)) // what is on disk needs no flush
+	return f, nil
+}
+
+// mapFile maps fd; on error the caller still owns fd.
+func mapFile(fd *os.File, path string, opts Options) (*File, error) {
+	size := fileSize(opts.HashSlots, opts.MaxIndexes)
+	r, err := opts.Mapper.Map(fd, size)
+	if err != nil {
+		return nil, fmt.Errorf("indexfile: map %s: %w", path, err)
+	}
+	b := r.Bytes()
+	// Header fields and slots are read and written atomically, which needs
+	// them aligned; an mmap is page-aligned.
+	if len(b) < size || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 != 0 {
+		err := fmt.Errorf("indexfile: map %s: mapper returned %d bytes at an address not 8-byte aligned or short of %d",
+			path, len(b), size)
+		return nil, errors.Join(err, r.Close())
+	}
+	f := &File{
+		path:    path,
+		slots:   opts.HashSlots,
+		indexes: opts.MaxIndexes,
+		entries: HeaderSize + opts.HashSlots*SlotSize,
+		size:    size,
+		fd:      fd,
+		region:  r,
+		b:       b[:size:size],
+	}
+	f.flushedCount.Store(-1)
+	f.refs.Store(1)
+	f.available.Store(true)
+	return f, nil
+}
+
+// Path is the file's path on disk.
+func (f *File) Path() string { return f.path }
+
+// Name is the file's name: its creation time, yyyyMMddHHmmssSSS.
+func (f *File) Name() string { return filepath.Base(f.path) }
+
+// Size is the file's length in bytes.
+func (f *File) Size() int { return f.size }
+
+// BeginTimestamp is the store time (ms) of the first entry.
+func (f *File) BeginTimestamp() int64 { return f.load64(offBeginTimestamp) }
+
+// EndTimestamp is the store time (ms) of the last entry.
+func (f *File) EndTimestamp() int64 { return f.load64(offEndTimestamp) }
+
+// BeginPhyOffset is the CommitLog offset of the first entry's message.
+func (f *File) BeginPhyOffset() int64 { return f.load64(offBeginPhyOffset) }
+
+// EndPhyOffset is the CommitLog offset of the last entry's message.
+func (f *File) EndPhyOffset() int64 { return f.load64(offEndPhyOffset) }
+
+// HashSlotCount is the number of slots in use, as recorded in the header.
+func (f *File) HashSlotCount() int32 { return f.load32(offHashSlotCount) }
+
+// IndexCount is the number of the next entry to write: one more than the
+// number of entries, since entry 0 is never used. A header value below 1
+// counts as 1, as RocketMQ's IndexHeader.load does.
+func (f *File) IndexCount() int32 { return max(f.load32(offIndexCount), 1) }
+
+// IsFull reports whether the file has no room for another entry
+// (IndexFile.isWriteFull).
+func (f *File) IsFull() bool { return int(f.IndexCount()) >= f.indexes }
+
+// TimeMatched reports whether [begin, end] overlaps the file's
+// [BeginTimestamp, EndTimestamp] (IndexFile.isTimeMatched).
+func (f *File) TimeMatched(begin, end int64) bool {
+	b, e := f.BeginTimestamp(), f.EndTimestamp()
+	return (begin < b && end > e) || (begin >= b && begin <= e) || (end >= b && end <= e)
+}
+
+// Put appends an entry for a key with the given index hash (see KeyHash)
+// and links it to the slot's previous entry (IndexFile.putKey). It returns
+// ErrFull when the file has no room. Only one goroutine may Put.
+//
+// A slot value at or above indexCount can only be left over from a crash
+// (RocketMQ drops only values above it); it counts as an empty slot.
+func (f *File) Put(hash int32, phyOffset, storeTimestamp int64) (err error) {
+	if hash < 0 {
+		return fmt.Errorf("indexfile: put into %s: key hash %d is negative; use KeyHash", f.path, hash)
+	}
+	if !f.available.Load() {
+		return ErrClosed
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer f.recoverFault(&err)
+
+	count := f.IndexCount()
+	if int(count) >= f.indexes {
+		return ErrFull
+	}
+	slotPos := HeaderSize + int(hash)%f.slots*SlotSize
+	prev := f.load32(slotPos)
+	if prev <= 0 || prev >= count { // empty, or left over by a crash
+		prev = 0
+	}
+	var timeDiff int64 // seconds since BeginTimestamp, clamped to an int32
+	if begin := f.BeginTimestamp(); begin > 0 {
+		timeDiff = min(max((storeTimestamp-begin)/1000, 0), math.MaxInt32)
+	}
+
+	e := f.b[f.entries+int(count)*EntrySize:][:EntrySize]
+	be.PutUint32(e[0:], uint32(hash))
+	be.PutUint64(e[4:], uint64(phyOffset))
+	be.PutUint32(e[12:], uint32(timeDiff))
+	be.PutUint32(e[16:], uint32(prev))
+
+	f.store32(slotPos, count)
+	if count <= 1 {
+		f.store64(offBeginPhyOffset, phyOffset)
+		f.store64(offBeginTimestamp, storeTimestamp)
+	}
+	if prev == 0 {
+		f.store32(offHashSlotCount, f.load32(offHashSlotCount)+1)
+	}
+	// Atomic stores cost a locked instruction each; the keys of one message
+	// share these values, and messages often share a millisecond.
+	if f.load64(offEndPhyOffset) != phyOffset {
+		f.store64(offEndPhyOffset, phyOffset)
+	}
+	if f.load64(offEndTimestamp) != storeTimestamp {
+		f.store64(offEndTimestamp, storeTimestamp)
+	}
+	f.store32(offIndexCount, count+1) // publishes the entry
+	return nil
+}
+
+// Select appends to dst, newest first, the CommitLog offsets of the entries
+// with the given index hash whose store time is in [begin, end], until dst
+// holds maxNum offsets (IndexFile.selectPhyOffset). Only hashes are
+// compared, so offsets of other keys with the same hash may be included.
+//
+// The walk follows a slot's chain to older entries and ends at an empty
+// link, at a link that does not point to an older entry (RocketMQ ends only
+// at prev > indexCount or prev = current; an older-only walk cannot cycle on
+// a corrupt file), or at an entry older than begin. It returns the offsets
+// found so far with ErrFault if the mapping faults.
+func (f *File) Select(dst []int64, hash int32, maxNum int, begin, end int64) (out []int64, err error) {
+	out = dst
+	if hash < 0 || len(out) >= maxNum {
+		return out, nil
+	}
+	if !f.available.Load() {
+		return out, ErrClosed
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer f.recoverFault(&err)
+
+	// Entries below count are complete and never change again.
+	count := min(f.IndexCount(), int32(f.indexes))
+	cur := f.load32(HeaderSize + int(hash)%f.slots*SlotSize)
+	if cur <= 0 || cur >= count {
+		return out, nil
+	}
+	beginTs := f.BeginTimestamp() // set before count passed 1
+	for len(out) < maxNum {
+		e := f.b[f.entries+int(cur)*EntrySize:][:EntrySize]
+		keyHash := int32(be.Uint32(e[0:]))
+		phyOffset := int64(be.Uint64(e[4:]))
+		timeDiff := int32(be.Uint32(e[12:]))
+		prev := int32(be.Uint32(e[16:]))
+		if timeDiff < 0 {
+			break
+		}
+		t := beginTs + int64(timeDiff)*1000
+		if keyHash == hash && t >= begin && t <= end {
+			out = append(out, phyOffset)
+		}
+		if prev <= 0 || prev >= cur || t < begin {
+			break
+		}
+		cur = prev
+	}
+	return out, nil
+}
+
+// Flush writes the whole mapping to disk (msync), unless nothing was put
+// since the last flush.
+func (f *File) Flush() error {
+	if !f.hold() {
+		return ErrClosed
+	}
+	defer f.release()
+	return f.flushHeld()
+}
+
+// flushHeld is Flush for a caller that holds a reference.
+func (f *File) flushHeld() error {
+	f.flushMu.Lock()
+	defer f.flushMu.Unlock()
+	count := f.load32(offIndexCount)
+	if count == f.flushedCount.Load() {
+		return nil
+	}
+	if err := f.region.Flush(0, f.size); err != nil {
+		return fmt.Errorf("indexfile: flush %s: %w", f.path, err)
+	}
+	f.flushedCount.Store(count)
+	return nil
+}
+
+// Close unmaps the file without flushing it. The mapping goes when the
+// last background user (a flush in progress) is done. Calls after the first
+// return ErrClosed.
+func (f *File) Close() error {
+	if !f.available.CompareAndSwap(true, false) {
+		return ErrClosed
+	}
+	return f.release()
+}
+
+// Destroy closes the file and deletes it from disk.
+func (f *File) Destroy() error {
+	err := os.Remove(f.path)
+	if errors.Is(err, os.ErrNotExist) {
+		err = nil
+	}
+	if cerr := f.Close(); cerr != nil && !errors.Is(cerr, ErrClosed) {
+		err = errors.Join(err, cerr)
+	}
+	if err == nil {
+		err = mappedfile.SyncDir(filepath.Dir(f.path))
+	}
+	if err != nil {
+		return fmt.Errorf("indexfile: destroy %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// hold takes a reference if the file is still open.
+func (f *File) hold() bool {
+	if !f.available.Load() {
+		return false
+	}
+	if f.refs.Add(1) > 1 {
+		return true
+	}
+	f.refs.Add(-1) // the last reference is already gone
+	return false
+}
+
+// release drops a reference; the last one unmaps and closes the file.
+func (f *File) release() error {
+	if f.refs.Add(-1) > 0 {
+		return nil
+	}
+	if err := errors.Join(f.region.Close(), f.fd.Close()); err != nil {
+		return fmt.Errorf("indexfile: close %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// recoverFault turns a memory fault inside Put or Select (armed with
+// debug.SetPanicOnFault) into ErrFault. Other panics go on.
+func (f *File) recoverFault(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if fe, ok := r.(interface{ Addr() uintptr }); ok {
+		*err = fmt.Errorf("indexfile: %s: memory fault at %#x: %w", f.path, fe.Addr(), ErrFault)
+		return
+	}
+	panic(r)
+}
+
+// Header fields and slots are big-endian in the file and accessed
+// atomically, so readers never see a torn value.
+
+func (f *File) load64(off int) int64 {
+	return int64(swap64(atomic.LoadUint64((*uint64)(unsafe.Pointer(&f.b[off])))))
+}
+
+func (f *File) store64(off int, v int64) {
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&f.b[off])), swap64(uint64(v)))
+}
+
+func (f *File) load32(off int) int32 {
+	return int32(swap32(atomic.LoadUint32((*uint32)(unsafe.Pointer(&f.b[off])))))
+}
+
+func (f *File) store32(off int, v int32) {
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&f.b[off])), swap32(uint32(v)))
+}
+
+// swap64 converts between a big-endian value in memory and a native one
+// (a byte swap on a little-endian machine, nothing on a big-endian one).
+func swap64(v uint64) uint64 {
+	var b [8]byte
+	binary.NativeEndian.PutUint64(b[:], v)
+	return be.Uint64(b[:])
+}
+
+// swap32 is swap64 for 32-bit values.
+func swap32(v uint32) uint32 {
+	var b [4]byte
+	binary.NativeEndian.PutUint32(b[:], v)
+	return be.Uint32(b[:])
+}

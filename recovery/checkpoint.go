@@ -1,0 +1,157 @@
+package recovery
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/rocketstore/rocketstore/mappedfile"
+)
+
+// CheckpointSize is the size of the checkpoint file.
+const CheckpointSize = 4096
+
+// Checkpoint is RocketMQ's StoreCheckpoint. It is safe for concurrent use.
+type Checkpoint struct {
+	mu sync.Mutex // guards v and f
+	f  *os.File
+	v  CheckpointValues
+}
+
+// CheckpointValues are the fields of the checkpoint file.
+type CheckpointValues struct {
+	PhysicMsgTimestamp  int64
+	LogicsMsgTimestamp  int64
+	IndexMsgTimestamp   int64
+	MasterFlushedOffset int64
+	ConfirmPhyOffset    int64
+}
+
+// MinTimestamp is where abnormal recovery may start: the older of the
+// CommitLog and ConsumeQueue timestamps, less 3 s of margin, at least 0.
+func (v CheckpointValues) MinTimestamp() int64 {
+	return max(0, min(v.PhysicMsgTimestamp, v.LogicsMsgTimestamp)-3000)
+}
+
+// MinTimestampIndex also bounds MinTimestamp by the index timestamp, for
+// stores that must not lose index entries (messageIndexSafe).
+func (v CheckpointValues) MinTimestampIndex() int64 {
+	return min(v.MinTimestamp(), v.IndexMsgTimestamp)
+}
+
+// OpenCheckpoint opens or creates the checkpoint file at path. A new or
+// short file reads as zeros.
+func OpenCheckpoint(path string) (*Checkpoint, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("recovery: checkpoint: %w", err)
+	}
+	var b [CheckpointSize]byte
+	if _, err := f.ReadAt(b[:], 0); err != nil && !errors.Is(err, io.EOF) {
+		f.Close()
+		return nil, fmt.Errorf("recovery: read checkpoint %s: %w", path, err)
+	}
+	c := &Checkpoint{f: f, v: decodeCheckpoint(b[:])}
+	return c, nil
+}
+
+func decodeCheckpoint(b []byte) CheckpointValues {
+	be := binary.BigEndian
+	return CheckpointValues{
+		PhysicMsgTimestamp:  int64(be.Uint64(b[0:])),
+		LogicsMsgTimestamp:  int64(be.Uint64(b[8:])),
+		IndexMsgTimestamp:   int64(be.Uint64(b[16:])),
+		MasterFlushedOffset: int64(be.Uint64(b[24:])),
+		ConfirmPhyOffset:    int64(be.Uint64(b[32:])),
+	}
+}
+
+func encodeCheckpoint(b []byte, v CheckpointValues) {
+	be := binary.BigEndian
+	be.PutUint64(b[0:], uint64(v.PhysicMsgTimestamp))
+	be.PutUint64(b[8:], uint64(v.LogicsMsgTimestamp))
+	be.PutUint64(b[16:], uint64(v.IndexMsgTimestamp))
+	be.PutUint64(b[24:], uint64(v.MasterFlushedOffset))
+	be.PutUint64(b[32:], uint64(v.ConfirmPhyOffset))
+}
+
+// Values returns the values held in memory.
+func (c *Checkpoint) Values() CheckpointValues {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.v
+}
+
+// Update changes the values in memory with fn; Flush writes them.
+func (c *Checkpoint) Update(fn func(*CheckpointValues)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fn(&c.v)
+}
+
+// Flush writes the values to the file and syncs it.
+func (c *Checkpoint) Flush() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.f == nil {
+		return ErrClosed
+	}
+	var b [CheckpointSize]byte
+	encodeCheckpoint(b[:], c.v)
+	if _, err := c.f.WriteAt(b[:], 0); err != nil {
+		return fmt.Errorf("recovery: write checkpoint: %w", err)
+	}
+	if err := c.f.Sync(); err != nil {
+		return fmt.Errorf("recovery: sync checkpoint: %w", err)
+	}
+	return nil
+}
+
+// Close flushes and closes the file. Calls after the first return ErrClosed.
+func (c *Checkpoint) Close() error {
+	err := c.Flush()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.f == nil {
+		return ErrClosed
+	}
+	err = errors.Join(err, c.f.Close())
+	c.f = nil
+	return err
+}
+
+// ErrClosed is returned after Close.
+var ErrClosed = errors.New("recovery: closed")
+
+// Abort is the abort marker of a store root.
+type Abort struct{ path string }
+
+// NewAbort names the abort file in dir.
+func NewAbort(dir string) Abort { return Abort{path: filepath.Join(dir, "abort")} }
+
+// Exists reports whether the marker is there: the last run did not shut
+// down cleanly.
+func (a Abort) Exists() bool {
+	_, err := os.Stat(a.path)
+	return err == nil
+}
+
+// Create writes the marker with the process id, durably.
+func (a Abort) Create() error {
+	if err := os.WriteFile(a.path, fmt.Appendf(nil, "%d", os.Getpid()), 0o644); err != nil {
+		return fmt.Errorf("recovery: create abort file: %w", err)
+	}
+	return mappedfile.SyncDir(filepath.Dir(a.path))
+}
+
+// Remove deletes the marker after a clean shutdown, durably.
+func (a Abort) Remove() error {
+	if err := os.Remove(a.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("recovery: remove abort file: %w", err)
+	}
+	return mappedfile.SyncDir(filepath.Dir(a.path))
+}

@@ -1,0 +1,143 @@
+package store
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/rocketstore/rocketstore/message"
+)
+
+// benchProducer makes 1 KiB messages with a tag, one key and a UNIQ_KEY
+// that differ per message, reusing one buffer for the properties: the
+// store copies them during the put.
+type benchProducer struct {
+	m     message.Message
+	props []byte
+	ids   *message.UniqIDGenerator
+	n     int
+}
+
+func newBenchProducer(body int, queueID int32) *benchProducer {
+	return &benchProducer{
+		m: message.Message{
+			Topic:         "BenchTopic",
+			QueueID:       queueID,
+			Body:          make([]byte, body),
+			BornTimestamp: time.Now().UnixMilli(),
+			BornHost:      netip.MustParseAddrPort("127.0.0.1:40000"),
+		},
+		props: make([]byte, 0, 256),
+		ids:   message.NewUniqIDGenerator(netip.MustParseAddr("127.0.0.1"), int16(queueID), 7),
+	}
+}
+
+func (p *benchProducer) next() *message.Message {
+	p.n++
+	b := p.props[:0]
+	b = append(b, message.PropertyTags...)
+	b = append(b, message.NameValueSeparator)
+	b = append(b, "TagA"...)
+	b = append(b, message.PropertySeparator)
+	b = append(b, message.PropertyKeys...)
+	b = append(b, message.NameValueSeparator)
+	b = append(b, "order-"...)
+	b = strconv.AppendInt(b, int64(p.m.QueueID)<<32|int64(p.n), 10)
+	b = append(b, message.PropertySeparator)
+	b = append(b, message.PropertyUniqClientMessageIDKeyIndex...)
+	b = append(b, message.NameValueSeparator)
+	b = p.ids.AppendNext(b, time.Now())
+	b = append(b, message.PropertySeparator)
+	p.props = b
+	p.m.Properties = unsafe.String(unsafe.SliceData(b), len(b))
+	return &p.m
+}
+
+// BenchmarkPutMessage measures the whole store: the put, and dispatch into
+// the ConsumeQueue and the index; the timer stops when dispatch has caught
+// up with the last put.
+func BenchmarkPutMessage(b *testing.B) {
+	for _, writers := range []int{1, 16} {
+		b.Run(fmt.Sprintf("size=1KiB/writers=%d", writers), func(b *testing.B) {
+			s, err := Open(b.TempDir(), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			s.CommitLog().WaitAllocated()
+			size, err := message.EncodedSize(newBenchProducer(1024, 0).next())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for w := range writers {
+				n := b.N / writers
+				if w < b.N%writers {
+					n++
+				}
+				wg.Go(func() {
+					p := newBenchProducer(1024, int32(w%8))
+					for range n {
+						if _, err := s.PutMessage(p.next()); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if !s.WaitDispatched(time.Minute) {
+				b.Fatal("dispatch did not catch up")
+			}
+			b.StopTimer()
+		})
+	}
+}
+
+// BenchmarkGetMessage reads 32-message batches from a warm queue.
+func BenchmarkGetMessage(b *testing.B) {
+	b.Run("batch=32", func(b *testing.B) {
+		s, err := Open(b.TempDir(), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		const backlog = 100_000
+		p := newBenchProducer(1024, 0)
+		for range backlog {
+			if _, err := s.PutMessage(p.next()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if !s.WaitDispatched(time.Minute) {
+			b.Fatal("dispatch did not catch up")
+		}
+		size, _ := message.EncodedSize(p.next())
+		b.SetBytes(int64(32 * size))
+		b.ReportAllocs()
+		b.ResetTimer()
+		off := int64(0)
+		msgs := 0
+		for range b.N {
+			r := s.GetMessage("g", "BenchTopic", 0, off, 32, nil)
+			if r.Status != Found || len(r.Messages) != 32 {
+				b.Fatalf("status %v, %d messages", r.Status, len(r.Messages))
+			}
+			msgs += len(r.Messages)
+			off = r.NextBeginOffset
+			if off+32 > backlog {
+				off = 0
+			}
+			r.Release()
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(msgs)/float64(b.N), "msgs/op")
+	})
+}

@@ -1,0 +1,20 @@
+// Package store is RocketMQ's message store (DefaultMessageStore): one
+// CommitLog holding every message, a ConsumeQueue per topic/queue giving
+// each message its logical offset, and IndexFiles to find messages by key
+// and time. A dispatch goroutine (ReputMessageService) follows the CommitLog
+// and builds the ConsumeQueues and the index, then tells arrival listeners,
+// so a put is readable through GetMessage within milliseconds.
+//
+// On disk, under the store's root:
+//
+//	commitlog/00000000000000000000         records, 1 GiB files
+//	consumequeue/{topic}/{queueId}/{...}   20-byte units, 300,000 a file
+//	index/{yyyyMMddHHmmssSSS}              key → offsets, by creation time
+//	lock                                   flock held while open
+//
+// The bytes are RocketMQ's, so a store directory moves between rocketstore
+// and Apache RocketMQ.
+//
+// GetMessage and QueryMessage answer with slices of the mapped CommitLog,
+// not copies: release the result when done with its records.
+package store

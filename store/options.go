@@ -1,0 +1,88 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"github.com/rocketstore/rocketstore/commitlog"
+	"github.com/rocketstore/rocketstore/consumequeue"
+	"github.com/rocketstore/rocketstore/indexfile"
+)
+
+// Options configure a MessageStore. The zero value works and gives
+// RocketMQ's defaults.
+type Options struct {
+	// CommitLogFileSize is the size of each CommitLog file; 0 means 1 GiB.
+	CommitLogFileSize int
+	// ConsumeQueueFileUnits is the number of units per ConsumeQueue file; 0 means 300,000.
+	ConsumeQueueFileUnits int
+	// IndexHashSlots and IndexMaxEntries size each IndexFile; 0 means 5,000,000 and 20,000,000.
+	IndexHashSlots, IndexMaxEntries int
+	// DisableIndex turns off the IndexFile (messageIndexEnable=false).
+	DisableIndex bool
+	// MaxMessageSize bounds a message body; 0 means 4 MiB.
+	MaxMessageSize int
+	// PutLock is the kind of lock appends take.
+	PutLock commitlog.PutLock
+	// StoreHost is stamped into every record; the zero value means 127.0.0.1:10911.
+	StoreHost netip.AddrPort
+	// MaxTransferBytes and MaxTransferCount bound one GetMessage answer for
+	// messages in memory; 0 means 256 KiB and 32 (maxTransferBytesOnMessageInMemory).
+	MaxTransferBytes, MaxTransferCount int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives state changes; nil discards.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if !o.StoreHost.IsValid() {
+		o.StoreHost = netip.MustParseAddrPort("127.0.0.1:10911")
+	}
+	if o.ConsumeQueueFileUnits == 0 {
+		o.ConsumeQueueFileUnits = consumequeue.DefaultFileUnits
+	}
+	if o.MaxTransferBytes == 0 {
+		o.MaxTransferBytes = 256 << 10
+	}
+	if o.MaxTransferCount == 0 {
+		o.MaxTransferCount = 32
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	var errs []error
+	if o.MaxTransferBytes < 0 {
+		errs = append(errs, fmt.Errorf("MaxTransferBytes %d is negative", o.MaxTransferBytes))
+	}
+	if o.MaxTransferCount < 0 {
+		errs = append(errs, fmt.Errorf("MaxTransferCount %d is negative", o.MaxTransferCount))
+	}
+	return errors.Join(errs...)
+}
+
+func (o Options) commitLog() commitlog.Options {
+	return commitlog.Options{
+		FileSize:       o.CommitLogFileSize,
+		MaxMessageSize: o.MaxMessageSize,
+		PutLock:        o.PutLock,
+		StoreHost:      o.StoreHost,
+		Now:            o.Now,
+		Logger:         o.Logger,
+	}
+}
+
+func (o Options) consumeQueue() consumequeue.Options {
+	return consumequeue.Options{FileUnits: o.ConsumeQueueFileUnits, Logger: o.Logger}
+}
+
+func (o Options) index() indexfile.Options {
+	return indexfile.Options{HashSlots: o.IndexHashSlots, MaxIndexes: o.IndexMaxEntries, Now: o.Now, Logger: o.Logger}
+}

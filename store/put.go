@@ -1,0 +1,58 @@
+package store
+
+import (
+	"fmt"
+
+	"github.com/rocketstore/rocketstore/commitlog"
+	"github.com/rocketstore/rocketstore/message"
+)
+
+// PutResult says where a put was written and how durable it is.
+type PutResult struct {
+	Status PutStatus
+	commitlog.AppendResult
+}
+
+// PutMessage stores one message (putMessage). The store stamps m with its
+// store host, store time, body CRC and offsets. A refused message (bad
+// topic or queue id, too large) returns an error and writes nothing.
+func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
+	if err := s.checkPut(m); err != nil {
+		return PutResult{}, err
+	}
+	res, err := s.cl.Append(m)
+	if err != nil {
+		return PutResult{}, fmt.Errorf("store: put to %s: %w", m.Topic, err)
+	}
+	s.wakeReput()
+	return PutResult{Status: PutOK, AppendResult: res}, nil
+}
+
+// PutMessages stores msgs as consecutive records in one CommitLog file
+// (putMessages of a batch). If any is refused, nothing is written.
+func (s *MessageStore) PutMessages(msgs []*message.Message) (PutResult, error) {
+	for _, m := range msgs {
+		if err := s.checkPut(m); err != nil {
+			return PutResult{}, err
+		}
+	}
+	res, err := s.cl.AppendBatch(msgs)
+	if err != nil {
+		return PutResult{}, fmt.Errorf("store: put batch: %w", err)
+	}
+	s.wakeReput()
+	return PutResult{Status: PutOK, AppendResult: res}, nil
+}
+
+func (s *MessageStore) checkPut(m *message.Message) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if err := message.ValidateTopic(m.Topic); err != nil {
+		return fmt.Errorf("store: put: %w", err)
+	}
+	if m.QueueID < 0 {
+		return fmt.Errorf("store: put to %s: queue id %d: %w", m.Topic, m.QueueID, ErrBadQueueID)
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocketstore/rocketstore/consumequeue"
+	"github.com/rocketstore/rocketstore/message"
+)
+
+// Arrival tells a listener that a message reached its ConsumeQueue
+// (RocketMQ's MessageArrivingListener). Topic stays valid after the call.
+type Arrival struct {
+	Topic          string
+	QueueID        int32
+	QueueOffset    int64 // the message's offset in its queue; the queue's max offset is one more
+	TagsCode       int64
+	StoreTimestamp int64
+}
+
+// ArrivalListener is called by the dispatch goroutine for every message
+// that enters a ConsumeQueue, in CommitLog order. It must not block.
+type ArrivalListener func(Arrival)
+
+// AddArrivalListener registers fn to be called for every dispatched message.
+func (s *MessageStore) AddArrivalListener(fn ArrivalListener) {
+	s.listenersMu.Lock()
+	defer s.listenersMu.Unlock()
+	s.listeners = append(s.listeners, fn)
+}
+
+// reputState is the ReputMessageService's state.
+type reputState struct {
+	from atomic.Int64 // reputFromOffset: the next CommitLog offset to dispatch
+	wake chan struct{}
+
+	mu       sync.Mutex    // guards advanced
+	advanced chan struct{} // closed and replaced each time from moves
+	failedAt int64         // offset of a record that failed to dispatch, logged once
+}
+
+// reputIdle is how often dispatch looks for new records when no put woke
+// it (records written by replication, for one).
+const reputIdle = 10 * time.Millisecond
+
+func (s *MessageStore) wakeReput() {
+	select {
+	case s.reput.wake <- struct{}{}:
+	default:
+	}
+}
+
+// reputLoop is the dispatch goroutine: it follows the CommitLog and builds
+// the ConsumeQueues and the index.
+func (s *MessageStore) reputLoop() {
+	t := time.NewTicker(reputIdle)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.reput.wake:
+		case <-t.C:
+		}
+		s.doReput()
+	}
+}
+
+// doReput dispatches every readable record from the reput offset on.
+func (s *MessageStore) doReput() {
+	from := s.reput.from.Load()
+	if min := s.cl.MinOffset(); from < min {
+		from = min // the head expired under us
+	}
+	if from >= s.cl.MaxOffset() {
+		return
+	}
+	it := s.cl.Iterate(from, false)
+	defer it.Close()
+	moved := false
+	for it.Next() {
+		if err := s.dispatch(it.Record(), it.RecordOffset()); err != nil {
+			s.dispatchFailed(it.RecordOffset(), err)
+			break
+		}
+		s.reput.from.Store(it.Offset())
+		moved = true
+	}
+	if err := it.Err(); err != nil {
+		s.dispatchFailed(it.Offset(), err)
+	}
+	if moved {
+		s.reput.mu.Lock()
+		close(s.reput.advanced)
+		s.reput.advanced = make(chan struct{})
+		s.reput.mu.Unlock()
+	}
+}
+
+// dispatchFailed logs a record that could not be dispatched, once: dispatch
+// stays there, so nothing after it is served out of order.
+func (s *MessageStore) dispatchFailed(off int64, err error) {
+	if s.reput.failedAt == off+1 {
+		return
+	}
+	s.reput.failedAt = off + 1
+	s.log.Error("dispatch stopped at a record it cannot dispatch", "offset", off, "err", err)
+}
+
+// dispatch builds the ConsumeQueue unit and index entries of one record
+// (CommitLogDispatcherBuildConsumeQueue, CommitLogDispatcherBuildIndex).
+func (s *MessageStore) dispatch(r message.Record, off int64) error {
+	sys := r.SysFlag()
+	props := r.Properties()
+	topic := bytesString(r.Topic())
+	switch sys & message.TxMask {
+	case 0, message.TxCommit:
+		tags, _ := message.LookupProperty(props, message.PropertyTags)
+		code := message.TagsCode(tags)
+		q := s.cqs.Get(topic, r.QueueID())
+		if q == nil {
+			var err error
+			if q, err = s.cqs.GetOrCreate(string(r.Topic()), r.QueueID()); err != nil {
+				return err
+			}
+		}
+		unit := consumequeue.Unit{Offset: off, Size: r.TotalSize(), TagsCode: code}
+		if err := q.Put(unit, r.QueueOffset()); err != nil && !errors.Is(err, consumequeue.ErrInvalidUnit) {
+			return fmt.Errorf("store: dispatch to %s/%d: %w", q.Topic(), q.QueueID(), err)
+		}
+		s.notify(Arrival{Topic: q.Topic(), QueueID: q.QueueID(), QueueOffset: r.QueueOffset(),
+			TagsCode: code, StoreTimestamp: r.StoreTimestamp()})
+	}
+	if s.index != nil {
+		keys, _ := message.LookupProperty(props, message.PropertyKeys)
+		uniq, _ := message.LookupProperty(props, message.PropertyUniqClientMessageIDKeyIndex)
+		if err := s.index.Put(topic, bytesString(keys), bytesString(uniq), off, r.StoreTimestamp(), sys); err != nil {
+			return fmt.Errorf("store: index record at %d: %w", off, err)
+		}
+	}
+	return nil
+}
+
+func (s *MessageStore) notify(a Arrival) {
+	s.listenersMu.RLock()
+	defer s.listenersMu.RUnlock()
+	for _, fn := range s.listeners {
+		fn(a)
+	}
+}
+
+// DispatchedOffset is the CommitLog offset up to which every record is in
+// its ConsumeQueue and the index.
+func (s *MessageStore) DispatchedOffset() int64 { return s.reput.from.Load() }
+
+// WaitDispatched waits until every record readable when it was called is
+// dispatched, or timeout passes; it reports whether dispatch caught up.
+func (s *MessageStore) WaitDispatched(timeout time.Duration) bool {
+	target := s.cl.MaxOffset()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.reput.mu.Lock()
+		ch := s.reput.advanced
+		s.reput.mu.Unlock()
+		if s.reput.from.Load() >= target {
+			return true
+		}
+		s.wakeReput()
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return s.reput.from.Load() >= target
+		}
+	}
+}

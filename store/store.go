@@ -1,0 +1,155 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rocketstore/rocketstore/commitlog"
+	"github.com/rocketstore/rocketstore/consumequeue"
+	"github.com/rocketstore/rocketstore/indexfile"
+)
+
+// Errors of the MessageStore. Refused puts also wrap message.ErrBadTopic
+// or commitlog.ErrTooLarge; test with errors.Is.
+var (
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("store: closed")
+	// ErrLocked means another process has the store open.
+	ErrLocked = errors.New("store: locked by another process")
+	// ErrBadQueueID refuses a negative queue id.
+	ErrBadQueueID = errors.New("store: bad queue id")
+)
+
+// MessageStore is RocketMQ's DefaultMessageStore: a CommitLog, the
+// ConsumeQueue of every topic/queue, and the IndexFiles, kept in step by
+// one dispatch goroutine. It is safe for concurrent use.
+type MessageStore struct {
+	dir  string
+	opts Options
+	log  *slog.Logger
+	lock *os.File // holds the flock on {dir}/lock
+
+	cl    *commitlog.Log
+	cqs   *consumequeue.Table
+	index *indexfile.Service // nil when DisableIndex
+
+	listenersMu sync.RWMutex // guards listeners
+	listeners   []ArrivalListener
+
+	reput    reputState
+	memBytes int64 // physical memory, for the in-memory read limits
+
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	closed atomic.Bool
+}
+
+// Open opens the store in dir, creating it if needed: {dir}/commitlog,
+// {dir}/consumequeue/{topic}/{queueId}, {dir}/index. ConsumeQueue units
+// past the end of the CommitLog are dropped and dispatch resumes where the
+// ConsumeQueues end.
+func Open(dir string, opts Options) (*MessageStore, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	s := &MessageStore{dir: dir, opts: opts, log: opts.Logger, stop: make(chan struct{})}
+	s.reput.wake = make(chan struct{}, 1)
+	if err := s.open(); err != nil {
+		return nil, errors.Join(fmt.Errorf("store: open %s: %w", dir, err), s.closeParts())
+	}
+	s.wg.Go(s.reputLoop)
+	return s, nil
+}
+
+func (s *MessageStore) open() error {
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return err
+	}
+	lock, err := os.OpenFile(filepath.Join(s.dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		lock.Close()
+		return fmt.Errorf("%s is in use; stop the other process or use another directory: %w", s.dir, ErrLocked)
+	}
+	s.lock = lock
+	var info unix.Sysinfo_t
+	if unix.Sysinfo(&info) == nil {
+		s.memBytes = int64(info.Totalram) * int64(info.Unit)
+	}
+	if s.cl, err = commitlog.Open(filepath.Join(s.dir, "commitlog"), s.opts.commitLog()); err != nil {
+		return err
+	}
+	if s.cqs, err = consumequeue.OpenTable(filepath.Join(s.dir, "consumequeue"), s.opts.consumeQueue()); err != nil {
+		return err
+	}
+	if !s.opts.DisableIndex {
+		if s.index, err = indexfile.Open(filepath.Join(s.dir, "index"), s.opts.index()); err != nil {
+			return err
+		}
+	}
+	return s.recoverQueues()
+}
+
+// recoverQueues brings the ConsumeQueues in line with the CommitLog.
+func (s *MessageStore) recoverQueues() error {
+	end := s.cl.MaxOffset()
+	if err := s.cqs.Truncate(end); err != nil {
+		return err
+	}
+	min := max(s.cl.MinOffset(), 0)
+	s.cqs.CorrectMinOffset(min)
+	from := max(s.cqs.MaxPhysicOffset(), min)
+	s.reput.from.Store(from)
+	s.reput.advanced = make(chan struct{})
+	return nil
+}
+
+// Close lets dispatch catch up, stops it, and flushes and closes every
+// file. Calls after the first return ErrClosed.
+func (s *MessageStore) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return ErrClosed
+	}
+	close(s.stop)
+	s.wg.Wait()
+	s.doReput() // what was put before Close is dispatched
+	return s.closeParts()
+}
+
+func (s *MessageStore) closeParts() error {
+	var err error
+	if s.cl != nil {
+		err = errors.Join(err, s.cl.Close())
+	}
+	if s.cqs != nil {
+		err = errors.Join(err, s.cqs.Flush(0), s.cqs.Close())
+	}
+	if s.index != nil {
+		err = errors.Join(err, s.index.Close())
+	}
+	if s.lock != nil {
+		err = errors.Join(err, s.lock.Close()) // releases the flock
+	}
+	return err
+}
+
+// Dir is the store's root folder.
+func (s *MessageStore) Dir() string { return s.dir }
+
+// CommitLog is the store's CommitLog, for replication and tools.
+func (s *MessageStore) CommitLog() *commitlog.Log { return s.cl }
+
+// bytesString views b as a string without copying, for look-ups and calls
+// that do not keep the string.
+func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
