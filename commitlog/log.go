@@ -357,6 +357,15 @@ func (l *Log) MaxOffset() int64 { return l.q.MaxOffset() }
 // FlushedOffset is the offset up to which the log is durable.
 func (l *Log) FlushedOffset() int64 { return l.q.FlushedWhere() }
 
+// LastStoreTimestamp is the store time of the last record appended since
+// Open, or 0.
+func (l *Log) LastStoreTimestamp() int64 {
+	if f := l.q.Last(); f != nil {
+		return f.StoreTimestamp()
+	}
+	return 0
+}
+
 // FileSize is the size of each file.
 func (l *Log) FileSize() int { return l.opts.FileSize }
 

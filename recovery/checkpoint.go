@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,11 +14,13 @@ import (
 // CheckpointSize is the size of the checkpoint file.
 const CheckpointSize = 4096
 
-// Checkpoint is RocketMQ's StoreCheckpoint. It is safe for concurrent use.
+// Checkpoint is RocketMQ's StoreCheckpoint: a mapped 4096-byte file. It is
+// safe for concurrent use.
 type Checkpoint struct {
-	mu sync.Mutex // guards v and f
-	f  *os.File
-	v  CheckpointValues
+	mu     sync.Mutex // guards v, f and region
+	f      *os.File
+	region mappedfile.Region
+	v      CheckpointValues
 }
 
 // CheckpointValues are the fields of the checkpoint file.
@@ -43,20 +44,32 @@ func (v CheckpointValues) MinTimestampIndex() int64 {
 	return min(v.MinTimestamp(), v.IndexMsgTimestamp)
 }
 
-// OpenCheckpoint opens or creates the checkpoint file at path. A new or
-// short file reads as zeros.
-func OpenCheckpoint(path string) (*Checkpoint, error) {
+// OpenCheckpoint opens or creates the checkpoint file at path and maps it
+// with m (nil: mmap). A new file reads as zeros.
+func OpenCheckpoint(path string, m mappedfile.Mapper) (*Checkpoint, error) {
+	if m == nil {
+		m = mappedfile.MmapMapper{}
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("recovery: checkpoint: %w", err)
 	}
-	var b [CheckpointSize]byte
-	if _, err := f.ReadAt(b[:], 0); err != nil && !errors.Is(err, io.EOF) {
-		f.Close()
-		return nil, fmt.Errorf("recovery: read checkpoint %s: %w", path, err)
+	st, err := f.Stat()
+	if err == nil && st.Size() < CheckpointSize {
+		if err = mappedfile.Preallocate(f, CheckpointSize); err == nil {
+			err = mappedfile.SyncDir(filepath.Dir(path))
+		}
 	}
-	c := &Checkpoint{f: f, v: decodeCheckpoint(b[:])}
-	return c, nil
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("recovery: checkpoint %s: %w", path, err)
+	}
+	r, err := m.Map(f, CheckpointSize)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("recovery: checkpoint: %w", err)
+	}
+	return &Checkpoint{f: f, region: r, v: decodeCheckpoint(r.Bytes())}, nil
 }
 
 func decodeCheckpoint(b []byte) CheckpointValues {
@@ -93,20 +106,16 @@ func (c *Checkpoint) Update(fn func(*CheckpointValues)) {
 	fn(&c.v)
 }
 
-// Flush writes the values to the file and syncs it.
+// Flush writes the values into the mapping and makes them durable.
 func (c *Checkpoint) Flush() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.f == nil {
 		return ErrClosed
 	}
-	var b [CheckpointSize]byte
-	encodeCheckpoint(b[:], c.v)
-	if _, err := c.f.WriteAt(b[:], 0); err != nil {
-		return fmt.Errorf("recovery: write checkpoint: %w", err)
-	}
-	if err := c.f.Sync(); err != nil {
-		return fmt.Errorf("recovery: sync checkpoint: %w", err)
+	encodeCheckpoint(c.region.Bytes(), c.v)
+	if err := c.region.Flush(0, CheckpointSize); err != nil {
+		return fmt.Errorf("recovery: flush checkpoint: %w", err)
 	}
 	return nil
 }
@@ -119,7 +128,7 @@ func (c *Checkpoint) Close() error {
 	if c.f == nil {
 		return ErrClosed
 	}
-	err = errors.Join(err, c.f.Close())
+	err = errors.Join(err, c.region.Close(), c.f.Close())
 	c.f = nil
 	return err
 }

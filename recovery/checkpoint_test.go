@@ -11,7 +11,7 @@ import (
 
 func TestCheckpoint_LayoutAndReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "checkpoint")
-	c, err := OpenCheckpoint(path)
+	c, err := OpenCheckpoint(path, nil)
 	require.NoError(t, err)
 	require.Equal(t, CheckpointValues{}, c.Values(), "a new checkpoint reads as zeros")
 	c.Update(func(v *CheckpointValues) {
@@ -35,7 +35,7 @@ func TestCheckpoint_LayoutAndReopen(t *testing.T) {
 	require.Equal(t, uint64(55), be.Uint64(raw[32:]))
 	require.Equal(t, make([]byte, CheckpointSize-40), raw[40:])
 
-	c2, err := OpenCheckpoint(path)
+	c2, err := OpenCheckpoint(path, nil)
 	require.NoError(t, err)
 	defer c2.Close()
 	v := c2.Values()

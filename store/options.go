@@ -10,6 +10,19 @@ import (
 	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/consumequeue"
 	"github.com/rocketstore/rocketstore/indexfile"
+	"github.com/rocketstore/rocketstore/mappedfile"
+)
+
+// FlushDiskType says when a put counts as stored (flushDiskType).
+type FlushDiskType int
+
+const (
+	// AsyncFlush acknowledges puts once written; a background service
+	// flushes every 500 ms (ASYNC_FLUSH, the default).
+	AsyncFlush FlushDiskType = iota
+	// SyncFlush acknowledges a put once it is flushed to disk, grouping
+	// concurrent puts into one flush (SYNC_FLUSH).
+	SyncFlush
 )
 
 // Options configure a MessageStore. The zero value works and gives
@@ -27,6 +40,16 @@ type Options struct {
 	MaxMessageSize int
 	// PutLock is the kind of lock appends take.
 	PutLock commitlog.PutLock
+	// FlushDiskType is AsyncFlush (default) or SyncFlush.
+	FlushDiskType FlushDiskType
+	// SyncFlushTimeout bounds a sync put's wait for its flush; 0 means 5 s.
+	SyncFlushTimeout time.Duration
+	// TransientStorePool makes appends go to off-heap pool buffers first,
+	// committed to the files every 200 ms (transientStorePoolEnable).
+	TransientStorePool bool
+	// Mapper maps every file of the store; nil means mmap. Tests use it to
+	// simulate a power loss.
+	Mapper mappedfile.Mapper
 	// StoreHost is stamped into every record; the zero value means 127.0.0.1:10911.
 	StoreHost netip.AddrPort
 	// MaxTransferBytes and MaxTransferCount bound one GetMessage answer for
@@ -62,6 +85,9 @@ func (o Options) validate() error {
 	if o.MaxTransferBytes < 0 {
 		errs = append(errs, fmt.Errorf("MaxTransferBytes %d is negative", o.MaxTransferBytes))
 	}
+	if o.FlushDiskType != AsyncFlush && o.FlushDiskType != SyncFlush {
+		errs = append(errs, fmt.Errorf("FlushDiskType %d is unknown", o.FlushDiskType))
+	}
 	if o.MaxTransferCount < 0 {
 		errs = append(errs, fmt.Errorf("MaxTransferCount %d is negative", o.MaxTransferCount))
 	}
@@ -80,9 +106,9 @@ func (o Options) commitLog() commitlog.Options {
 }
 
 func (o Options) consumeQueue() consumequeue.Options {
-	return consumequeue.Options{FileUnits: o.ConsumeQueueFileUnits, Logger: o.Logger}
+	return consumequeue.Options{FileUnits: o.ConsumeQueueFileUnits, Mapper: o.Mapper, Logger: o.Logger}
 }
 
 func (o Options) index() indexfile.Options {
-	return indexfile.Options{HashSlots: o.IndexHashSlots, MaxIndexes: o.IndexMaxEntries, Now: o.Now, Logger: o.Logger}
+	return indexfile.Options{HashSlots: o.IndexHashSlots, MaxIndexes: o.IndexMaxEntries, Mapper: o.Mapper, Now: o.Now, Logger: o.Logger}
 }

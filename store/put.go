@@ -24,8 +24,9 @@ func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
 	if err != nil {
 		return PutResult{}, fmt.Errorf("store: put to %s: %w", m.Topic, err)
 	}
+	status := s.waitFlush(m, res.WroteOffset+int64(res.WroteBytes))
 	s.wakeReput()
-	return PutResult{Status: PutOK, AppendResult: res}, nil
+	return PutResult{Status: status, AppendResult: res}, nil
 }
 
 // PutMessages stores msgs as consecutive records in one CommitLog file
@@ -40,8 +41,9 @@ func (s *MessageStore) PutMessages(msgs []*message.Message) (PutResult, error) {
 	if err != nil {
 		return PutResult{}, fmt.Errorf("store: put batch: %w", err)
 	}
+	status := s.waitFlush(msgs[0], res.WroteOffset+int64(res.WroteBytes))
 	s.wakeReput()
-	return PutResult{Status: PutOK, AppendResult: res}, nil
+	return PutResult{Status: status, AppendResult: res}, nil
 }
 
 func (s *MessageStore) checkPut(m *message.Message) error {

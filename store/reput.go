@@ -75,13 +75,22 @@ func (s *MessageStore) doReput() {
 	if min := s.cl.MinOffset(); from < min {
 		from = min // the head expired under us
 	}
-	if from >= s.cl.MaxOffset() {
+	// Under SyncFlush only what is durable is dispatched, so consumers never
+	// see a message a power loss could take back.
+	limit := s.cl.MaxOffset()
+	if s.opts.FlushDiskType == SyncFlush {
+		limit = s.cl.FlushedOffset()
+	}
+	if from >= limit {
 		return
 	}
 	it := s.cl.Iterate(from, false)
 	defer it.Close()
 	moved := false
 	for it.Next() {
+		if it.RecordOffset()+int64(len(it.Record())) > limit {
+			break
+		}
 		if err := s.dispatch(it.Record(), it.RecordOffset()); err != nil {
 			s.dispatchFailed(it.RecordOffset(), err)
 			break
@@ -115,6 +124,7 @@ func (s *MessageStore) dispatchFailed(off int64, err error) {
 func (s *MessageStore) dispatch(r message.Record, off int64) error {
 	sys := r.SysFlag()
 	props := r.Properties()
+	s.lastDispatchedTime.Store(r.StoreTimestamp())
 	topic := bytesString(r.Topic())
 	switch sys & message.TxMask {
 	case 0, message.TxCommit:

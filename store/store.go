@@ -15,6 +15,7 @@ import (
 	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/consumequeue"
 	"github.com/rocketstore/rocketstore/indexfile"
+	"github.com/rocketstore/rocketstore/recovery"
 )
 
 // Errors of the MessageStore. Refused puts also wrap message.ErrBadTopic
@@ -41,6 +42,13 @@ type MessageStore struct {
 	cqs   *consumequeue.Table
 	index *indexfile.Service // nil when DisableIndex
 
+	checkpoint *recovery.Checkpoint
+	abort      recovery.Abort
+	services   services
+	// lastDispatchedTime is the store time of the last record dispatched
+	// (the checkpoint's logicsMsgTimestamp once flushed).
+	lastDispatchedTime atomic.Int64
+
 	listenersMu sync.RWMutex // guards listeners
 	listeners   []ArrivalListener
 
@@ -53,19 +61,22 @@ type MessageStore struct {
 }
 
 // Open opens the store in dir, creating it if needed: {dir}/commitlog,
-// {dir}/consumequeue/{topic}/{queueId}, {dir}/index. ConsumeQueue units
-// past the end of the CommitLog are dropped and dispatch resumes where the
-// ConsumeQueues end.
+// {dir}/consumequeue/{topic}/{queueId}, {dir}/index, {dir}/checkpoint. If
+// the last run crashed ({dir}/abort is there), it recovers: the CommitLog is
+// cut at its first bad record, ConsumeQueue units and index entries past it
+// are dropped, and everything after the checkpoint is dispatched again.
 func Open(dir string, opts Options) (*MessageStore, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
-	s := &MessageStore{dir: dir, opts: opts, log: opts.Logger, stop: make(chan struct{})}
+	s := &MessageStore{dir: dir, opts: opts, log: opts.Logger, stop: make(chan struct{}), abort: recovery.NewAbort(dir)}
 	s.reput.wake = make(chan struct{}, 1)
+	s.reput.advanced = make(chan struct{})
 	if err := s.open(); err != nil {
 		return nil, errors.Join(fmt.Errorf("store: open %s: %w", dir, err), s.closeParts())
 	}
+	s.startServices()
 	s.wg.Go(s.reputLoop)
 	return s, nil
 }
@@ -87,6 +98,9 @@ func (s *MessageStore) open() error {
 	if unix.Sysinfo(&info) == nil {
 		s.memBytes = int64(info.Totalram) * int64(info.Unit)
 	}
+	if s.checkpoint, err = recovery.OpenCheckpoint(filepath.Join(s.dir, "checkpoint"), s.opts.Mapper); err != nil {
+		return err
+	}
 	if s.cl, err = commitlog.Open(filepath.Join(s.dir, "commitlog"), s.opts.commitLog()); err != nil {
 		return err
 	}
@@ -98,33 +112,37 @@ func (s *MessageStore) open() error {
 			return err
 		}
 	}
-	return s.recoverQueues()
-}
-
-// recoverQueues brings the ConsumeQueues in line with the CommitLog.
-func (s *MessageStore) recoverQueues() error {
-	end := s.cl.MaxOffset()
-	if err := s.cqs.Truncate(end); err != nil {
+	if err := s.recover(s.abort.Exists()); err != nil {
 		return err
 	}
-	min := max(s.cl.MinOffset(), 0)
-	s.cqs.CorrectMinOffset(min)
-	from := max(s.cqs.MaxPhysicOffset(), min)
-	s.reput.from.Store(from)
-	s.reput.advanced = make(chan struct{})
-	return nil
+	return s.abort.Create()
 }
 
-// Close lets dispatch catch up, stops it, and flushes and closes every
-// file. Calls after the first return ErrClosed.
+// Close lets dispatch catch up, stops the services, flushes and closes
+// every file, and removes the abort file if all of that succeeded. Calls
+// after the first return ErrClosed.
 func (s *MessageStore) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return ErrClosed
 	}
 	close(s.stop)
 	s.wg.Wait()
+	err := s.services.close()
 	s.doReput() // what was put before Close is dispatched
-	return s.closeParts()
+	if s.index != nil {
+		err = errors.Join(err, s.index.Flush())
+	}
+	err = errors.Join(err, s.cqs.Flush(0))
+	s.checkpoint.Update(func(v *recovery.CheckpointValues) {
+		v.PhysicMsgTimestamp = max(v.PhysicMsgTimestamp, s.cl.LastStoreTimestamp())
+		v.LogicsMsgTimestamp = max(v.LogicsMsgTimestamp, s.lastDispatchedTime.Load())
+	})
+	caughtUp := s.DispatchedOffset() >= s.cl.MaxOffset()
+	err = errors.Join(err, s.closeParts())
+	if err == nil && caughtUp {
+		err = s.abort.Remove()
+	}
+	return err
 }
 
 func (s *MessageStore) closeParts() error {
@@ -133,10 +151,13 @@ func (s *MessageStore) closeParts() error {
 		err = errors.Join(err, s.cl.Close())
 	}
 	if s.cqs != nil {
-		err = errors.Join(err, s.cqs.Flush(0), s.cqs.Close())
+		err = errors.Join(err, s.cqs.Close())
 	}
 	if s.index != nil {
 		err = errors.Join(err, s.index.Close())
+	}
+	if s.checkpoint != nil {
+		err = errors.Join(err, s.checkpoint.Close())
 	}
 	if s.lock != nil {
 		err = errors.Join(err, s.lock.Close()) // releases the flock

@@ -1,0 +1,93 @@
+package store
+
+import (
+	"fmt"
+
+	"github.com/rocketstore/rocketstore/mappedfile"
+	"github.com/rocketstore/rocketstore/recovery"
+)
+
+// recover brings the CommitLog, ConsumeQueues and index into one consistent
+// state before the store is used (DefaultMessageStore.recover). After a
+// clean shutdown it checks the CommitLog from the file where the
+// ConsumeQueues end (recoverNormally); after a crash, from the newest file
+// older than the checkpoint allows (recoverAbnormally), and dispatches every
+// record from there again: ConsumeQueue and index writes skip what they
+// already hold.
+func (s *MessageStore) recover(crashed bool) error {
+	files := s.cl.Files()
+	cp := s.checkpoint.Values()
+	from := int64(0)
+	if len(files) > 0 {
+		from = files[0].From()
+		if crashed {
+			from = s.abnormalStart(files, cp)
+		} else if cqMax := s.cqs.MaxPhysicOffset(); cqMax >= 0 {
+			for i := len(files) - 1; i >= 0; i-- {
+				if files[i].From() <= cqMax {
+					from = files[i].From()
+					break
+				}
+			}
+		}
+	}
+	s.log.Info("recovering the commit log", "crashed", crashed, "from", from)
+	end, err := s.cl.Recover(from, nil)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		for _, q := range s.cqs.All() { // no CommitLog: no queue can point anywhere
+			if err := s.cqs.Remove(q.Topic()); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.cqs.Truncate(end); err != nil {
+		return fmt.Errorf("truncate consume queues at %d: %w", end, err)
+	}
+	minOff := max(s.cl.MinOffset(), 0)
+	reputFrom := max(s.cqs.MaxPhysicOffset(), minOff)
+	if crashed {
+		reputFrom = min(reputFrom, from)
+		if s.index != nil {
+			if err := s.index.DropAfter(cp.IndexMsgTimestamp); err != nil {
+				return err
+			}
+			_, indexed := s.index.LastUpdate()
+			reputFrom = min(reputFrom, max(indexed, minOff))
+		}
+	}
+	reputFrom = min(reputFrom, end)
+	// Dispatch now, so the ConsumeQueues are whole before the queue offsets
+	// are taken from them.
+	s.reput.from.Store(reputFrom)
+	s.doReput()
+	if s.reput.from.Load() < end {
+		return fmt.Errorf("dispatch stopped at %d before the end of the commit log at %d", s.reput.from.Load(), end)
+	}
+	for _, q := range s.cqs.All() {
+		s.cl.SetQueueOffset(q.Topic(), q.QueueID(), q.MaxOffset())
+	}
+	s.cqs.CorrectMinOffset(minOff)
+	return nil
+}
+
+// abnormalStart is the start of the newest CommitLog file whose first
+// record was stored before the checkpoint's minimum timestamp; the first
+// file if none was.
+func (s *MessageStore) abnormalStart(files []*mappedfile.File, cp recovery.CheckpointValues) int64 {
+	minTs := cp.MinTimestamp()
+	for i := len(files) - 1; i >= 0; i-- {
+		r, sl, err := s.cl.ReadRecord(files[i].From())
+		if err != nil {
+			continue
+		}
+		ts := r.StoreTimestamp()
+		sl.Release()
+		if ts != 0 && ts <= minTs {
+			return files[i].From()
+		}
+	}
+	return files[0].From()
+}
