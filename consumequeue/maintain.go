@@ -41,8 +41,10 @@ func (q *Queue) Truncate(phyOffset int64) error {
 	}
 	hi := q.max.Load()
 	cut := search(first.From()/UnitSize, hi, func(i int64) bool {
+		// Units of records before phyOffset come first and are whole; after
+		// a crash, units past them may be zero or torn: cut at either.
 		u, ok := q.unitAt(i)
-		return !ok || u.Offset >= phyOffset
+		return !ok || !u.valid() || u.Offset >= phyOffset
 	})
 	if cut == hi {
 		return nil

@@ -43,8 +43,15 @@ func (s *MessageStore) recover(crashed bool) error {
 			}
 		}
 	}
-	if err := s.cqs.Truncate(end); err != nil {
-		return fmt.Errorf("truncate consume queues at %d: %w", end, err)
+	// After a crash, units past the recovery start may have holes (pages
+	// never flushed): drop them all and dispatch again. The checkpoint says
+	// units before it were flushed whole.
+	cut := end
+	if crashed {
+		cut = from
+	}
+	if err := s.cqs.Truncate(cut); err != nil {
+		return fmt.Errorf("truncate consume queues at %d: %w", cut, err)
 	}
 	minOff := max(s.cl.MinOffset(), 0)
 	reputFrom := max(s.cqs.MaxPhysicOffset(), minOff)
