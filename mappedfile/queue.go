@@ -112,6 +112,14 @@ func (q *Queue) load() error {
 			continue
 		}
 		from := e.from
+		if i == len(found)-1 && e.size < int64(q.fileSize) {
+			// A torn last file (its tail never reached the disk): give it its
+			// size back; recovery cuts it at its last whole record.
+			q.log.Warn("growing a short last file to its size", "file", path, "size", e.size)
+			if err := os.Truncate(path, int64(q.fileSize)); err != nil {
+				return fmt.Errorf("mappedfile: queue: %w", err)
+			}
+		}
 		if n := len(q.files); n > 0 && q.files[n-1].from+int64(q.fileSize) != from {
 			return fmt.Errorf("mappedfile: queue %s: %s does not follow %s: %w",
 				q.dir, e.name, filepath.Base(q.files[n-1].path), ErrGap)

@@ -82,8 +82,19 @@ func TestQueue_LoadErrors(t *testing.T) {
 	t.Run("wrong size", func(t *testing.T) {
 		dir := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(dir, FileName(0)), []byte("short"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, FileName(qfs)), []byte("short"), 0o644))
 		_, err := OpenQueue(dir, qfs, QueueOptions{})
-		require.ErrorIs(t, err, ErrBadSize)
+		require.ErrorIs(t, err, ErrBadSize, "only the last file may be short")
+	})
+	t.Run("short last file grown back", func(t *testing.T) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, FileName(0)), []byte("torn"), 0o644))
+		q := openTestQueue(t, dir, QueueOptions{})
+		s, ok := q.First().Slice(0, qfs)
+		require.True(t, ok)
+		require.Equal(t, "torn", string(s.Bytes()[:4]))
+		require.Equal(t, make([]byte, qfs-4), s.Bytes()[4:])
+		s.Release()
 	})
 	t.Run("gap", func(t *testing.T) {
 		dir := t.TempDir()

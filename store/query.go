@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/consumequeue"
@@ -45,7 +46,10 @@ func (s *MessageStore) QueryMessage(topic, key string, maxNum int, begin, end in
 	if err != nil {
 		return nil, fmt.Errorf("store: query %s#%s: %w", topic, key, err)
 	}
-	for _, off := range offsets {
+	for i, off := range offsets {
+		if slices.Contains(offsets[:i], off) {
+			continue // a record indexed twice (re-dispatched after a restart)
+		}
 		r, sl, err := s.cl.ReadRecord(off)
 		if err != nil {
 			continue // expired since it was indexed

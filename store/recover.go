@@ -61,7 +61,12 @@ func (s *MessageStore) recover(crashed bool) error {
 			if err := s.index.DropAfter(cp.IndexMsgTimestamp); err != nil {
 				return err
 			}
-			_, indexed := s.index.LastUpdate()
+		}
+	}
+	if s.index != nil {
+		// The index may be behind the queues (files dropped or deleted):
+		// index again from its last record.
+		if _, indexed := s.index.LastUpdate(); !s.covers(indexed, reputFrom) {
 			reputFrom = min(reputFrom, max(indexed, minOff))
 		}
 	}
@@ -97,4 +102,14 @@ func (s *MessageStore) abnormalStart(files []*mappedfile.File, cp recovery.Check
 		}
 	}
 	return files[0].From()
+}
+
+// covers reports whether the record at offset ends at or after to.
+func (s *MessageStore) covers(offset, to int64) bool {
+	r, sl, err := s.cl.ReadRecord(offset)
+	if err != nil {
+		return false
+	}
+	defer sl.Release()
+	return offset+int64(len(r)) >= to
 }
