@@ -55,6 +55,25 @@ type Options struct {
 	// MaxTransferBytes and MaxTransferCount bound one GetMessage answer for
 	// messages in memory; 0 means 256 KiB and 32 (maxTransferBytesOnMessageInMemory).
 	MaxTransferBytes, MaxTransferCount int
+	// FileReservedTime is how long CommitLog files are kept; 0 means 72 h.
+	FileReservedTime time.Duration
+	// DeleteWhen lists the hours (local time, "04;16") when expired files
+	// are deleted; "" means "04".
+	DeleteWhen string
+	// DiskMaxUsedSpaceRatio is the disk use, in percent, above which expired
+	// files are deleted at once instead of at DeleteWhen; 0 means 75.
+	DiskMaxUsedSpaceRatio int
+	// DiskSpaceCleanForciblyRatio is the disk use above which even files not
+	// yet expired are deleted, oldest first; 0 means 85.
+	DiskSpaceCleanForciblyRatio int
+	// DiskSpaceWarningLevelRatio is the disk use above which puts are
+	// refused with ErrDiskFull (reads go on); 0 means 90.
+	DiskSpaceWarningLevelRatio int
+	// CleanResourceInterval is how often expiry runs; 0 means 10 s.
+	CleanResourceInterval time.Duration
+	// DiskUsage returns the used fraction (0..1) of the disk holding dir;
+	// nil means statfs.
+	DiskUsage func(dir string) (float64, error)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives state changes; nil discards.
@@ -67,6 +86,27 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ConsumeQueueFileUnits == 0 {
 		o.ConsumeQueueFileUnits = consumequeue.DefaultFileUnits
+	}
+	if o.FileReservedTime == 0 {
+		o.FileReservedTime = 72 * time.Hour
+	}
+	if o.DeleteWhen == "" {
+		o.DeleteWhen = "04"
+	}
+	if o.DiskMaxUsedSpaceRatio == 0 {
+		o.DiskMaxUsedSpaceRatio = 75
+	}
+	if o.DiskSpaceCleanForciblyRatio == 0 {
+		o.DiskSpaceCleanForciblyRatio = 85
+	}
+	if o.DiskSpaceWarningLevelRatio == 0 {
+		o.DiskSpaceWarningLevelRatio = 90
+	}
+	if o.CleanResourceInterval == 0 {
+		o.CleanResourceInterval = 10 * time.Second
+	}
+	if o.DiskUsage == nil {
+		o.DiskUsage = statfsUsage
 	}
 	if o.MaxTransferBytes == 0 {
 		o.MaxTransferBytes = 256 << 10
@@ -84,6 +124,22 @@ func (o Options) validate() error {
 	var errs []error
 	if o.MaxTransferBytes < 0 {
 		errs = append(errs, fmt.Errorf("MaxTransferBytes %d is negative", o.MaxTransferBytes))
+	}
+	// RocketMQ clamps these ratios; we refuse what is out of range.
+	for _, r := range []struct {
+		name   string
+		v, lo, hi int
+	}{
+		{"DiskMaxUsedSpaceRatio", o.DiskMaxUsedSpaceRatio, 10, 95},
+		{"DiskSpaceCleanForciblyRatio", o.DiskSpaceCleanForciblyRatio, 30, 85},
+		{"DiskSpaceWarningLevelRatio", o.DiskSpaceWarningLevelRatio, 35, 90},
+	} {
+		if r.v < r.lo || r.v > r.hi {
+			errs = append(errs, fmt.Errorf("%s %d is outside [%d, %d]", r.name, r.v, r.lo, r.hi))
+		}
+	}
+	if _, err := parseDeleteWhen(o.DeleteWhen); err != nil {
+		errs = append(errs, err)
 	}
 	if o.FlushDiskType != AsyncFlush && o.FlushDiskType != SyncFlush {
 		errs = append(errs, fmt.Errorf("FlushDiskType %d is unknown", o.FlushDiskType))

@@ -50,6 +50,10 @@ func (s *MessageStore) checkPut(m *message.Message) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	if s.diskFull.Load() {
+		return fmt.Errorf("store: put to %s: the disk is over %d%% full; free space or lower retention: %w",
+			m.Topic, s.opts.DiskSpaceWarningLevelRatio, ErrDiskFull)
+	}
 	if err := message.ValidateTopic(m.Topic); err != nil {
 		return fmt.Errorf("store: put: %w", err)
 	}

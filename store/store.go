@@ -48,6 +48,7 @@ type MessageStore struct {
 	// lastDispatchedTime is the store time of the last record dispatched
 	// (the checkpoint's logicsMsgTimestamp once flushed).
 	lastDispatchedTime atomic.Int64
+	diskFull           atomic.Bool // set by expiry: puts are refused
 
 	listenersMu sync.RWMutex // guards listeners
 	listeners   []ArrivalListener
@@ -78,6 +79,7 @@ func Open(dir string, opts Options) (*MessageStore, error) {
 	}
 	s.startServices()
 	s.wg.Go(s.reputLoop)
+	s.wg.Go(s.cleanLoop)
 	return s, nil
 }
 

@@ -1,0 +1,125 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rocketstore/rocketstore/mappedfile"
+)
+
+// ErrDiskFull refuses puts while the disk is fuller than
+// DiskSpaceWarningLevelRatio; reads go on (RocketMQ answers
+// SERVICE_NOT_AVAILABLE with "disk full").
+var ErrDiskFull = errors.New("store: disk full")
+
+// deleteFilesBatchMax bounds the CommitLog files one expiry run deletes
+// (deleteFileBatchMax).
+const deleteFilesBatchMax = 10
+
+// statfsUsage is the used fraction of the filesystem holding dir.
+func statfsUsage(dir string) (float64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, fmt.Errorf("store: statfs %s: %w", dir, err)
+	}
+	if st.Blocks == 0 {
+		return 0, nil
+	}
+	return float64(st.Blocks-st.Bfree) / float64(st.Blocks), nil
+}
+
+func parseDeleteWhen(s string) ([]int, error) {
+	var hours []int
+	for part := range strings.SplitSeq(s, ";") {
+		h, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || h < 0 || h > 23 {
+			return nil, fmt.Errorf("DeleteWhen %q: %q is not an hour 0-23", s, part)
+		}
+		hours = append(hours, h)
+	}
+	return hours, nil
+}
+
+// cleanLoop runs expiry every CleanResourceInterval.
+func (s *MessageStore) cleanLoop() {
+	t := time.NewTicker(s.opts.CleanResourceInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			if _, err := s.CleanExpiredFiles(); err != nil {
+				s.log.Error("deleting expired files failed", "err", err)
+			}
+		}
+	}
+}
+
+// CleanExpiredFiles runs expiry once, as the store does every
+// CleanResourceInterval (CleanCommitLogService, CleanConsumeQueueService):
+// it checks the disk, deletes CommitLog files older than FileReservedTime
+// (at a DeleteWhen hour, or at once when the disk is fuller than
+// DiskMaxUsedSpaceRatio; any old file, oldest first, above
+// DiskSpaceCleanForciblyRatio), never the last one, then the ConsumeQueue
+// and index files wholly below the CommitLog's new start, and corrects the
+// queues' min offsets. It returns how many CommitLog files it deleted.
+func (s *MessageStore) CleanExpiredFiles() (int, error) {
+	usage, err := s.opts.DiskUsage(filepath.Join(s.dir, "commitlog"))
+	if err != nil {
+		return 0, err
+	}
+	percent := usage * 100
+	forcibly := percent > float64(s.opts.DiskSpaceCleanForciblyRatio)
+	full := percent > float64(s.opts.DiskSpaceWarningLevelRatio)
+	if full != s.diskFull.Load() {
+		s.diskFull.Store(full)
+		s.log.Warn("disk fullness changed", "full", full, "usedPercent", percent)
+	}
+	now := time.Now()
+	if s.opts.Now != nil {
+		now = s.opts.Now()
+	}
+	hours, _ := parseDeleteWhen(s.opts.DeleteWhen) // checked in Open
+	timeUp := false
+	for _, h := range hours {
+		timeUp = timeUp || now.Hour() == h
+	}
+	spaceFull := percent > float64(s.opts.DiskMaxUsedSpaceRatio)
+	if !timeUp && !spaceFull && !forcibly && !full {
+		return 0, nil
+	}
+	cleanAny := forcibly || full
+	dispatched := s.DispatchedOffset()
+	n, err := s.cl.DeleteFiles(func(f *mappedfile.File) bool {
+		if f.From()+int64(f.Size()) > dispatched {
+			return false // its records must reach their queues first
+		}
+		if cleanAny {
+			return true
+		}
+		st, err := os.Stat(f.Path())
+		return err == nil && !st.ModTime().Add(s.opts.FileReservedTime).After(now)
+	}, deleteFilesBatchMax)
+	if n > 0 {
+		s.log.Info("deleted expired commit log files", "files", n, "usedPercent", percent, "forcibly", cleanAny)
+	}
+	min := s.cl.MinOffset()
+	if min < 0 {
+		return n, err
+	}
+	_, cqErr := s.cqs.DeleteExpired(min)
+	err = errors.Join(err, cqErr)
+	if s.index != nil {
+		_, idxErr := s.index.DeleteExpired(min)
+		err = errors.Join(err, idxErr)
+	}
+	return n, err
+}
