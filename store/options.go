@@ -127,7 +127,7 @@ func (o Options) validate() error {
 	}
 	// RocketMQ clamps these ratios; we refuse what is out of range.
 	for _, r := range []struct {
-		name   string
+		name      string
 		v, lo, hi int
 	}{
 		{"DiskMaxUsedSpaceRatio", o.DiskMaxUsedSpaceRatio, 10, 95},
