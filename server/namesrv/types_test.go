@@ -1,0 +1,283 @@
+package namesrv
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func specRoute() *TopicRouteData {
+	return &TopicRouteData{
+		BrokerDatas: []BrokerData{{
+			BrokerAddrs: map[int64]string{0: "10.0.0.1:10911"},
+			BrokerName:  "b",
+			Cluster:     "C",
+		}},
+		FilterServerTable: map[string][]string{},
+		QueueDatas:        []QueueData{{BrokerName: "b", Perm: 6, ReadQueueNums: 4, WriteQueueNums: 4}},
+	}
+}
+
+// TestTopicRouteData_AppendJSON_MatchesJava compares with the bytes a Java
+// name server writes (spec §5.1).
+func TestTopicRouteData_AppendJSON_MatchesJava(t *testing.T) {
+	bare := `{"brokerDatas":[{"brokerAddrs":{0:"10.0.0.1:10911"},"brokerName":"b","cluster":"C","enableActingMaster":false}],` +
+		`"filterServerTable":{},"queueDatas":[{"brokerName":"b","perm":6,"readQueueNums":4,"topicSysFlag":0,"writeQueueNums":4}]}`
+	require.Equal(t, bare, string(specRoute().AppendJSON(nil, false)))
+	quoted := strings.Replace(bare, `{0:`, `{"0":`, 1)
+	require.Equal(t, quoted, string(specRoute().AppendJSON(nil, true)))
+
+	for _, form := range []string{bare, quoted} {
+		r, err := DecodeTopicRouteData([]byte(form))
+		require.NoError(t, err)
+		require.Equal(t, specRoute(), r)
+	}
+}
+
+func TestTopicRouteData_AppendJSON_Full(t *testing.T) {
+	r := &TopicRouteData{
+		BrokerDatas: []BrokerData{{
+			BrokerAddrs: map[int64]string{2: "10.0.0.3:10911", 0: "10.0.0.1:10911", 1: "10.0.0.2:10911"},
+			BrokerName:  "broker-a", Cluster: "DefaultCluster", EnableActingMaster: true, ZoneName: "z1",
+		}},
+		FilterServerTable: map[string][]string{"10.0.0.1:10911": {"f1", "f2"}},
+		OrderTopicConf:    "broker-a:4",
+		QueueDatas:        []QueueData{{BrokerName: "broker-a", Perm: 7, ReadQueueNums: 8, WriteQueueNums: 4, TopicSysFlag: 1}},
+	}
+	got := string(r.AppendJSON(nil, false))
+	require.Equal(t, `{"brokerDatas":[{"brokerAddrs":{0:"10.0.0.1:10911",1:"10.0.0.2:10911",2:"10.0.0.3:10911"},`+
+		`"brokerName":"broker-a","cluster":"DefaultCluster","enableActingMaster":true,"zoneName":"z1"}],`+
+		`"filterServerTable":{"10.0.0.1:10911":["f1","f2"]},"orderTopicConf":"broker-a:4",`+
+		`"queueDatas":[{"brokerName":"broker-a","perm":7,"readQueueNums":8,"topicSysFlag":1,"writeQueueNums":4}]}`, got)
+	back, err := DecodeTopicRouteData([]byte(got))
+	require.NoError(t, err)
+	require.Equal(t, r, back)
+	require.Equal(t, map[int64]string{0: "10.0.0.1:10911", 1: "10.0.0.2:10911", 2: "10.0.0.3:10911"},
+		goClientBrokerAddrs(t, got)[0])
+}
+
+// goClientBrokerAddrs parses brokerAddrs as the Go client does
+// (TopicRouteData.decode in internal/route.go): the object's text without
+// its braces, split on ',', each split at the first ':', quotes stripped.
+func goClientBrokerAddrs(t *testing.T, body string) []map[int64]string {
+	t.Helper()
+	var out []map[int64]string
+	for _, m := range regexp.MustCompile(`"brokerAddrs":(\{[^}]*\})`).FindAllStringSubmatch(body, -1) {
+		addrs := m[1]
+		got := map[int64]string{}
+		for _, s := range strings.Split(addrs[1:len(addrs)-1], ",") {
+			i := strings.Index(s, ":")
+			if i < 0 {
+				continue
+			}
+			id, err := strconv.ParseInt(strings.ReplaceAll(s[:i], `"`, ""), 10, 64)
+			require.NoError(t, err)
+			got[id] = strings.ReplaceAll(s[i+1:], `"`, "")
+		}
+		out = append(out, got)
+	}
+	return out
+}
+
+func TestClusterInfo_AppendJSON(t *testing.T) {
+	ci := &ClusterInfo{
+		BrokerAddrTable: map[string]BrokerData{
+			"b": {BrokerAddrs: map[int64]string{0: "a:1"}, BrokerName: "b", Cluster: "C"},
+			"a": {BrokerAddrs: map[int64]string{0: "a:2", 1: "a:3"}, BrokerName: "a", Cluster: "C"},
+		},
+		ClusterAddrTable: map[string][]string{"C": {"a", "b"}},
+	}
+	got := string(ci.AppendJSON(nil, false))
+	require.Equal(t, `{"brokerAddrTable":{"a":{"brokerAddrs":{0:"a:2",1:"a:3"},"brokerName":"a","cluster":"C","enableActingMaster":false},`+
+		`"b":{"brokerAddrs":{0:"a:1"},"brokerName":"b","cluster":"C","enableActingMaster":false}},"clusterAddrTable":{"C":["a","b"]}}`, got)
+	back, err := DecodeClusterInfo([]byte(got))
+	require.NoError(t, err)
+	require.Equal(t, ci, back)
+}
+
+func TestTopicList_AppendJSON(t *testing.T) {
+	require.Equal(t, `{"topicList":["a","b\"c"]}`, string((&TopicList{TopicList: []string{"a", `b"c`}}).AppendJSON(nil)))
+	require.Equal(t, `{"brokerAddr":"x:1","topicList":[]}`, string((&TopicList{BrokerAddr: "x:1", TopicList: []string{}}).AppendJSON(nil)))
+	require.Equal(t, `"<标签>"`, string(appendString(nil, "<标签>")))
+}
+
+func TestQuoteIntKeys(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{0:"a",1:"b"}`, `{"0":"a","1":"b"}`},
+		{`{ -12 :"a", 3:{4:[5,6]}}`, `{ "-12" :"a", "3":{"4":[5,6]}}`},
+		{`[1,2,{7:8}]`, `[1,2,{"7":8}]`},
+		{`{"k":"{0:1,2:3}"}`, `{"k":"{0:1,2:3}"}`},
+		{`{"k\"{0:":1}`, `{"k\"{0:":1}`},
+		{`{"a":1,"b":2}`, `{"a":1,"b":2}`},
+		{`{1.5:2}`, `{1.5:2}`}, // not an integer key: left alone (and invalid)
+	} {
+		require.Equal(t, tc.want, string(quoteIntKeys([]byte(tc.in))), tc.in)
+	}
+}
+
+// javaRegisterBody is a RegisterBrokerBody as fastjson writes it in a Java
+// 5 broker with a static topic: its mapping info has an int-keyed map.
+const javaRegisterBody = `{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":3,"stateVersion":0,"timestamp":1700000000000},` +
+	`"mappingDataVersion":{"counter":0,"stateVersion":0,"timestamp":1700000000001},` +
+	`"topicConfigTable":{"TopicTest":{"attributes":{},"order":false,"perm":6,"readQueueNums":4,"topicFilterType":"SINGLE_TAG","topicName":"TopicTest","topicSysFlag":0,"writeQueueNums":4},` +
+	`"TBW102":{"attributes":{},"order":false,"perm":7,"readQueueNums":8,"topicFilterType":"SINGLE_TAG","topicName":"TBW102","topicSysFlag":0,"writeQueueNums":8}},` +
+	`"topicQueueMappingDetailMap":{},"topicQueueMappingInfoMap":{"S":{"bname":"b","currIdMap":{0:0},"epoch":1,"scope":"__global__","topic":"S","totalQueues":1}}}}`
+
+func TestDecodeRegisterBrokerBody_JavaJSON(t *testing.T) {
+	rb, err := DecodeRegisterBrokerBody([]byte(javaRegisterBody), false, 479)
+	require.NoError(t, err)
+	require.Equal(t, DataVersion{Counter: 3, Timestamp: 1700000000000}, rb.TopicConfigSerializeWrapper.DataVersion)
+	require.Equal(t, TopicConfig{
+		Attributes: map[string]string{}, Perm: 6, ReadQueueNums: 4, WriteQueueNums: 4,
+		TopicFilterType: "SINGLE_TAG", TopicName: "TopicTest",
+	}, rb.TopicConfigSerializeWrapper.TopicConfigTable["TopicTest"])
+	require.Equal(t, 7, rb.TopicConfigSerializeWrapper.TopicConfigTable["TBW102"].Perm)
+	require.Equal(t, []string{}, rb.FilterServerList)
+
+	// Our own encoding reads back the same.
+	back, err := DecodeRegisterBrokerBody(EncodeRegisterBrokerBody(rb), false, 401)
+	require.NoError(t, err)
+	require.Equal(t, rb, back)
+
+	// Before V3_0_11 the body is the wrapper alone.
+	old, err := DecodeRegisterBrokerBody([]byte(`{"dataVersion":{"counter":1},"topicConfigTable":{"T":{"topicName":"T"}}}`), false, 36)
+	require.NoError(t, err)
+	require.Equal(t, 16, old.TopicConfigSerializeWrapper.TopicConfigTable["T"].ReadQueueNums, "Java's default")
+	require.Nil(t, old.FilterServerList)
+}
+
+// compressedBody builds what RegisterBrokerBody.encode(true) writes.
+func compressedBody(t *testing.T, topics []string, mappings []string) []byte {
+	t.Helper()
+	var raw []byte
+	chunk := func(s string) {
+		raw = binary.BigEndian.AppendUint32(raw, uint32(len(s)))
+		raw = append(raw, s...)
+	}
+	chunk(`{"counter":9,"stateVersion":2,"timestamp":1700000000000}`)
+	raw = binary.BigEndian.AppendUint32(raw, uint32(len(topics)))
+	for _, tc := range topics {
+		chunk(tc)
+	}
+	chunk(`["10.0.0.9:1"]`)
+	if mappings != nil {
+		raw = binary.BigEndian.AppendUint32(raw, uint32(len(mappings)))
+		for _, m := range mappings {
+			chunk(m)
+		}
+	}
+	var buf bytes.Buffer
+	w, err := zlib.NewWriterLevel(&buf, zlib.BestCompression)
+	require.NoError(t, err)
+	_, err = w.Write(raw)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+func TestDecodeRegisterBrokerBody_Compressed(t *testing.T) {
+	topics := []string{`TopicTest 4 4 6 SINGLE_TAG {"k":"v"}`, `TBW102 8 8 7 SINGLE_TAG {"a":"has space"}`}
+	want := map[string]TopicConfig{
+		"TopicTest": {TopicName: "TopicTest", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG", Attributes: map[string]string{"k": "v"}},
+		"TBW102":    {TopicName: "TBW102", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7, TopicFilterType: "SINGLE_TAG"},
+	}
+	for _, tc := range []struct {
+		name     string
+		version  int
+		mappings []string
+	}{
+		{"4.9", 401, nil},
+		{"5.x", 479, []string{`{"bname":"b","currIdMap":{0:0},"topic":"S"}`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rb, err := DecodeRegisterBrokerBody(compressedBody(t, topics, tc.mappings), true, tc.version)
+			require.NoError(t, err)
+			require.Equal(t, DataVersion{Counter: 9, StateVersion: 2, Timestamp: 1700000000000}, rb.TopicConfigSerializeWrapper.DataVersion)
+			require.Equal(t, want, rb.TopicConfigSerializeWrapper.TopicConfigTable)
+			require.Equal(t, []string{"10.0.0.9:1"}, rb.FilterServerList)
+		})
+	}
+}
+
+func TestDecodeRegisterBrokerBody_Bad(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		body       []byte
+		compressed bool
+	}{
+		{"not JSON", []byte(`{"filterServerList":`), false},
+		{"wrong type", []byte(`{"topicConfigSerializeWrapper":[]}`), false},
+		{"not zlib", []byte("plain"), true},
+		{"truncated stream", compressedBody(t, []string{"T 1 1 6 SINGLE_TAG"}, nil)[:20], true},
+		{"bad topic line", compressedBody(t, []string{"T x 1 6 SINGLE_TAG"}, nil), true},
+		{"short topic line", compressedBody(t, []string{"T 1 1"}, nil), true},
+		{"missing mapping count", compressedBody(t, nil, nil), true}, // read as a 5.x body
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeRegisterBrokerBody(tc.body, tc.compressed, 479)
+			require.ErrorIs(t, err, ErrBadBody)
+		})
+	}
+	// A stream claiming more topics than it holds ends at its end.
+	var raw []byte
+	raw = binary.BigEndian.AppendUint32(raw, 2)
+	raw = append(raw, "{}"...)
+	raw = binary.BigEndian.AppendUint32(raw, 1<<30)
+	var buf bytes.Buffer
+	w := zlib.NewWriter(&buf)
+	w.Write(raw)
+	w.Close()
+	_, err := DecodeRegisterBrokerBody(buf.Bytes(), true, 401)
+	require.ErrorIs(t, err, ErrBadBody)
+}
+
+func FuzzRegisterBrokerBody(f *testing.F) {
+	f.Add([]byte(javaRegisterBody), false, 401)
+	f.Add([]byte(`{"dataVersion":{},"topicConfigTable":{}}`), false, 36)
+	var raw []byte
+	raw = binary.BigEndian.AppendUint32(raw, 2)
+	raw = append(raw, "{}"...)
+	raw = binary.BigEndian.AppendUint32(raw, 1)
+	raw = binary.BigEndian.AppendUint32(raw, 18)
+	raw = append(raw, "T 1 1 6 SINGLE_TAG"...)
+	raw = binary.BigEndian.AppendUint32(raw, 2)
+	raw = append(raw, "[]"...)
+	var buf bytes.Buffer
+	w := zlib.NewWriter(&buf)
+	w.Write(raw)
+	w.Close()
+	f.Add(buf.Bytes(), true, 401)
+	f.Fuzz(func(t *testing.T, body []byte, compressed bool, version int) {
+		rb, err := DecodeRegisterBrokerBody(body, compressed, version)
+		if err != nil {
+			return
+		}
+		back, err := DecodeRegisterBrokerBody(EncodeRegisterBrokerBody(rb), false, 401)
+		if err != nil {
+			t.Fatalf("our own encoding does not decode: %v", err)
+		}
+		if len(back.TopicConfigSerializeWrapper.TopicConfigTable) != len(rb.TopicConfigSerializeWrapper.TopicConfigTable) {
+			t.Fatalf("topics lost in the round trip")
+		}
+	})
+}
+
+// FuzzQuoteIntKeys: valid JSON has no bare keys, so it comes back as is;
+// anything else must not panic.
+func FuzzQuoteIntKeys(f *testing.F) {
+	f.Add([]byte(javaRegisterBody))
+	f.Add([]byte(`{0:"a",-1:{2:[3,{4:5}]},"s":"{6:7}"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out := quoteIntKeys(b)
+		if json.Valid(b) && !bytes.Equal(out, b) {
+			t.Fatalf("valid JSON changed: %q -> %q", b, out)
+		}
+	})
+}

@@ -1,0 +1,118 @@
+package remoting
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net"
+	"testing"
+)
+
+// sendMessageV2Request is a SEND_MESSAGE_V2 request as a Java producer
+// sends it: the short header a..n and a body of bodySize bytes.
+func sendMessageV2Request(bodySize int) *Command {
+	c := NewRequest(SendMessageV2, map[string]string{
+		"a": "please_rename_unique_group_name",
+		"b": "TopicTest",
+		"c": "TBW102",
+		"d": "4",
+		"e": "3",
+		"f": "0",
+		"g": "1700000000000",
+		"h": "0",
+		"i": "KEYS\x01order-1234\x02UNIQ_KEY\x017F00000142A818B4AAC25D0C8A9C0001\x02WAIT\x01true\x02TAGS\x01TagA\x02",
+		"j": "0",
+		"k": "false",
+		"l": "16",
+		"m": "false",
+		"n": "broker-a",
+	}, bytes.Repeat([]byte("x"), bodySize))
+	c.Opaque = 12345
+	return c
+}
+
+func benchmarkEncode(b *testing.B, st SerializeType) {
+	c := sendMessageV2Request(1024)
+	c.SerializeType = st
+	buf, err := c.AppendFrame(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	for b.Loop() {
+		buf, err = c.AppendFrame(buf[:0])
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(buf)-len(c.Body)), "header+8B")
+}
+
+func BenchmarkEncode_SendMessageV2_JSON(b *testing.B)     { benchmarkEncode(b, SerializeJSON) }
+func BenchmarkEncode_SendMessageV2_RocketMQ(b *testing.B) { benchmarkEncode(b, SerializeRocketMQ) }
+
+// benchmarkDecode reads the frame as the server does: FrameReader over a
+// buffered stream.
+func benchmarkDecode(b *testing.B, st SerializeType) {
+	c := sendMessageV2Request(1024)
+	c.SerializeType = st
+	frame, err := c.AppendFrame(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := bytes.NewReader(frame)
+	br := bufio.NewReaderSize(r, 64<<10)
+	fr := NewFrameReader(br, 0)
+	b.SetBytes(int64(len(frame)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Reset(frame)
+		br.Reset(r)
+		if _, err := fr.ReadCommand(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecode_SendMessageV2_JSON(b *testing.B)     { benchmarkDecode(b, SerializeJSON) }
+func BenchmarkDecode_SendMessageV2_RocketMQ(b *testing.B) { benchmarkDecode(b, SerializeRocketMQ) }
+
+// BenchmarkInvoke_Loopback is one request/response over TCP on loopback:
+// encode, write, read, decode, dispatch, and back.
+func BenchmarkInvoke_Loopback(b *testing.B) {
+	s, err := NewServer(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.RegisterFunc(SendMessageV2, func(_ context.Context, req *Request) *Command {
+		resp := NewResponse(Success, "")
+		resp.ExtFields = map[string]string{"msgId": "7F00000100002A9F0000000000000000", "queueId": "3", "queueOffset": "42"}
+		return resp
+	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go s.Serve(l)
+	defer s.Close()
+	c, err := NewClient(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	req := sendMessageV2Request(1024)
+	frame, _ := req.AppendFrame(nil)
+	b.SetBytes(int64(len(frame)))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		req := req.Clone()
+		for pb.Next() {
+			if _, err := c.Invoke(ctx, l.Addr().String(), req); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

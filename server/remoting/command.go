@@ -1,0 +1,179 @@
+package remoting
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+)
+
+// SerializeType says how a frame's header is encoded: the top byte of the
+// frame's second int32 (RocketMQ's SerializeType).
+type SerializeType byte
+
+const (
+	// SerializeJSON is a JSON object header. The Go client always sends it.
+	SerializeJSON SerializeType = 0
+	// SerializeRocketMQ is RocketMQ's binary header (RocketMQSerializable).
+	SerializeRocketMQ SerializeType = 1
+)
+
+// String returns "JSON" or "ROCKETMQ", the names of Java's SerializeType.
+func (t SerializeType) String() string {
+	switch t {
+	case SerializeJSON:
+		return "JSON"
+	case SerializeRocketMQ:
+		return "ROCKETMQ"
+	}
+	return fmt.Sprintf("SerializeType(%d)", byte(t))
+}
+
+// Flag bits of Command.Flag (RemotingCommand RPC_TYPE and RPC_ONEWAY).
+const (
+	FlagResponse int32 = 1 << 0 // the command answers a request
+	FlagOneway   int32 = 1 << 1 // the request wants no answer
+)
+
+// DefaultVersion is the Version of commands made by NewRequest and
+// NewResponse: MQVersion V4_9_4 (ordinal 401). It tells Java peers we speak
+// the 4.9 protocol; we implement none of 5.x's additions (POP, static topics).
+const DefaultVersion = 401
+
+// DefaultLanguage is the Language of commands made by NewRequest and
+// NewResponse: what a Java broker or name server sends.
+const DefaultLanguage = "JAVA"
+
+// languages maps RocketMQ's LanguageCode byte (the ROCKETMQ header) to the
+// enum name (the JSON header). Index = code.
+var languages = [...]string{
+	"JAVA", "CPP", "DOTNET", "PYTHON", "DELPHI", "ERLANG", "RUBY", "OTHER",
+	"HTTP", "GO", "PHP", "OMS", "RUST", "NODE_JS",
+}
+
+// languageCode is the LanguageCode byte of a language name; names it does
+// not know become OTHER (7).
+func languageCode(name string) byte {
+	for i, n := range languages {
+		if n == name {
+			return byte(i)
+		}
+	}
+	if name == "" {
+		return 0 // JAVA, Java's default
+	}
+	return 7
+}
+
+// languageName is the name of a LanguageCode byte; unknown bytes become
+// "OTHER".
+func languageName(code byte) string {
+	if int(code) < len(languages) {
+		return languages[code]
+	}
+	return "OTHER"
+}
+
+// Command is RocketMQ's RemotingCommand: one request or response.
+//
+// A decoded Command owns its fields; Body may alias the frame buffer it was
+// read into, which nothing else uses. Commands are not safe for concurrent
+// mutation.
+type Command struct {
+	// Code is a request code (SendMessage, ...) in a request and a response
+	// code (Success, ...) in a response. Java's int; the ROCKETMQ header
+	// holds only int16.
+	Code int
+	// Language is the sender's LanguageCode name: "JAVA", "GO", "CPP", ...
+	Language string
+	// Version is the sender's MQVersion ordinal (the Go client sends 317).
+	Version int
+	// Opaque matches a response to its request on one connection.
+	Opaque int32
+	// Flag holds FlagResponse and FlagOneway.
+	Flag int32
+	// Remark is free text, usually an error message.
+	Remark string
+	// ExtFields are the custom header fields. Values are always strings on
+	// the wire we write; numbers and booleans read from JSON are kept as
+	// their JSON text.
+	ExtFields map[string]string
+	// Body is the payload after the header.
+	Body []byte
+	// SerializeType is the header encoding the command was read with, and
+	// the one it is written with.
+	SerializeType SerializeType
+}
+
+// NewRequest returns a request with DefaultLanguage and DefaultVersion. ext
+// becomes ExtFields as is (not copied); the opaque is assigned when the
+// request is sent.
+func NewRequest(code int, ext map[string]string, body []byte) *Command {
+	return &Command{
+		Code:      code,
+		Language:  DefaultLanguage,
+		Version:   DefaultVersion,
+		ExtFields: ext,
+		Body:      body,
+	}
+}
+
+// NewResponse returns a response with the given code and remark. The
+// server fills in the opaque of the request it answers.
+func NewResponse(code int, remark string) *Command {
+	return &Command{
+		Code:     code,
+		Language: DefaultLanguage,
+		Version:  DefaultVersion,
+		Flag:     FlagResponse,
+		Remark:   remark,
+	}
+}
+
+// IsResponse reports whether the response flag bit is set.
+func (c *Command) IsResponse() bool { return c.Flag&FlagResponse != 0 }
+
+// IsOneway reports whether the oneway flag bit is set. The Go client never
+// sets it, even for calls it treats as oneway.
+func (c *Command) IsOneway() bool { return c.Flag&FlagOneway != 0 }
+
+// Ext returns ExtFields[key], or "" when absent.
+func (c *Command) Ext(key string) string { return c.ExtFields[key] }
+
+// SetExt sets ExtFields[key] = value, making the map when needed.
+func (c *Command) SetExt(key, value string) {
+	if c.ExtFields == nil {
+		c.ExtFields = make(map[string]string, 8)
+	}
+	c.ExtFields[key] = value
+}
+
+// Clone returns a deep copy of c.
+func (c *Command) Clone() *Command {
+	d := *c
+	if c.ExtFields != nil {
+		d.ExtFields = maps.Clone(c.ExtFields)
+	}
+	if c.Body != nil {
+		d.Body = append([]byte(nil), c.Body...)
+	}
+	return &d
+}
+
+// String describes c for logs: code, flag, opaque, remark, ext fields and
+// body length (not the body).
+func (c *Command) String() string {
+	var b strings.Builder
+	kind := "request"
+	if c.IsResponse() {
+		kind = "response"
+	}
+	fmt.Fprintf(&b, "%s{code=%d opaque=%d flag=%d lang=%s ver=%d", kind, c.Code, c.Opaque, c.Flag, c.Language, c.Version)
+	if c.Remark != "" {
+		fmt.Fprintf(&b, " remark=%q", c.Remark)
+	}
+	if len(c.ExtFields) > 0 {
+		fmt.Fprintf(&b, " ext=%v", c.ExtFields)
+	}
+	fmt.Fprintf(&b, " body=%dB}", len(c.Body))
+	return b.String()
+}

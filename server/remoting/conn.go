@@ -1,0 +1,393 @@
+package remoting
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Conn is one remoting connection, accepted by a Server or dialed by a
+// Client. Both ends are alike: either may send requests, and each answers
+// the other's requests with its processors. Methods are safe for
+// concurrent use.
+type Conn struct {
+	nc     net.Conn
+	ep     *endpoint
+	id     uint64
+	ctx    context.Context // cancelled when the connection closes
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the connection closes
+	sem    chan struct{} // one token per running processor
+
+	nextOpaque atomic.Int32
+
+	wmu    sync.Mutex // guards wbuf, bufs, bufArr and writing to nc
+	wbuf   []byte
+	bufs   net.Buffers
+	bufArr [2][]byte
+
+	mu       sync.Mutex // guards the fields below
+	closed   bool
+	closeErr error                   // why it closed
+	pending  map[int32]chan *Command // calls waiting for a response, by opaque
+	deferred map[*Request]struct{}   // deferred requests not yet answered
+}
+
+func newConn(ep *endpoint, nc net.Conn, id uint64) *Conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Conn{
+		nc:       nc,
+		ep:       ep,
+		id:       id,
+		ctx:      ctx,
+		cancel:   cancel,
+		done:     make(chan struct{}),
+		sem:      make(chan struct{}, ep.opts.MaxConcurrentPerConn),
+		pending:  make(map[int32]chan *Command),
+		deferred: make(map[*Request]struct{}),
+	}
+}
+
+// ID is a number unique among the connections of one Server or Client.
+func (c *Conn) ID() uint64 { return c.id }
+
+// RemoteAddr is the peer's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
+
+// LocalAddr is this end's address.
+func (c *Conn) LocalAddr() net.Addr { return c.nc.LocalAddr() }
+
+// String names the connection for logs.
+func (c *Conn) String() string {
+	return fmt.Sprintf("conn#%d(%s->%s)", c.id, c.nc.RemoteAddr(), c.nc.LocalAddr())
+}
+
+// Done returns a channel closed when the connection closes.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection closed, or nil while it is open. A close
+// by Close, Server.Shutdown or Client.Close gives ErrConnClosed.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closeErr
+}
+
+// Close closes the connection: calls waiting on it fail with
+// ErrConnClosed, deferred requests are dropped, and the OnClose listeners
+// run (from the connection's reading goroutine).
+func (c *Conn) Close() error {
+	c.closeWith(ErrConnClosed)
+	return nil
+}
+
+func (c *Conn) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// closeWith closes the connection once, recording why.
+func (c *Conn) closeWith(reason error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	c.closeErr = reason
+	pending := c.pending
+	deferred := c.deferred
+	c.pending = nil
+	c.deferred = nil
+	c.mu.Unlock()
+
+	c.nc.Close()
+	c.cancel()
+	close(c.done)
+	for _, ch := range pending {
+		close(ch)
+	}
+	for r := range deferred {
+		r.finish(reqDeferred)
+	}
+}
+
+// Invoke sends req and waits for its response until ctx ends. It sets
+// req's opaque and clears its response flag, so req must not be in another
+// call at the same time. The error wraps ErrTimeout
+// (and ctx's error) when ctx ends first, and ErrConnClosed when the
+// connection closes first.
+func (c *Conn) Invoke(ctx context.Context, req *Command) (*Command, error) {
+	ch := make(chan *Command, 1)
+	op := c.nextOpaque.Add(1)
+	req.Opaque = op
+	req.Flag &^= FlagResponse
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, ErrConnClosed
+	}
+	c.pending[op] = ch
+	c.mu.Unlock()
+
+	if err := c.write(req, deadlineOf(ctx)); err != nil {
+		c.dropPending(op)
+		return nil, err
+	}
+	select {
+	case resp, ok := <-ch:
+		if !ok {
+			return nil, fmt.Errorf("remoting: request code %d to %s: %w", req.Code, c.RemoteAddr(), ErrConnClosed)
+		}
+		return resp, nil
+	case <-ctx.Done():
+		c.dropPending(op)
+		return nil, fmt.Errorf("remoting: request code %d to %s: %w: %w", req.Code, c.RemoteAddr(), ErrTimeout, ctx.Err())
+	}
+}
+
+// InvokeAsync sends req and calls cb with its response, or with an error
+// as Invoke returns it, from another goroutine. It returns an error, and
+// does not call cb, only when the connection is already closed.
+func (c *Conn) InvokeAsync(ctx context.Context, req *Command, cb func(*Command, error)) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrConnClosed
+	}
+	c.ep.goroutines.add() // before the close that precedes any wait for it
+	c.mu.Unlock()
+	go func() {
+		defer c.ep.goroutines.done()
+		cb(c.Invoke(ctx, req))
+	}()
+	return nil
+}
+
+// InvokeOneway sends req with the oneway flag and does not wait. ctx's
+// deadline, if sooner than the write timeout, bounds the write.
+func (c *Conn) InvokeOneway(ctx context.Context, req *Command) error {
+	req.Opaque = c.nextOpaque.Add(1)
+	req.Flag = req.Flag&^FlagResponse | FlagOneway
+	return c.write(req, deadlineOf(ctx))
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+func (c *Conn) dropPending(op int32) {
+	c.mu.Lock()
+	delete(c.pending, op)
+	c.mu.Unlock()
+}
+
+// smallBody is the largest body copied behind the header into one write;
+// larger bodies go out with writev, uncopied.
+const smallBody = 4 << 10
+
+// write writes one frame. A failed or timed-out write leaves the stream
+// broken, so it closes the connection. deadline, when not zero and sooner
+// than the write timeout, bounds the write.
+func (c *Conn) write(cmd *Command, deadline time.Time) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.isClosed() {
+		return ErrConnClosed
+	}
+	head, err := cmd.appendHead(c.wbuf[:0], len(cmd.Body))
+	if err != nil {
+		return err
+	}
+	if wt := c.ep.opts.WriteTimeout; wt > 0 {
+		if d := time.Now().Add(wt); deadline.IsZero() || d.Before(deadline) {
+			deadline = d
+		}
+	}
+	if err := c.nc.SetWriteDeadline(deadline); err != nil {
+		c.closeWith(err)
+		return fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err)
+	}
+	if len(cmd.Body) <= smallBody {
+		head = append(head, cmd.Body...)
+		_, err = c.nc.Write(head)
+	} else {
+		c.bufArr = [2][]byte{head, cmd.Body}
+		c.bufs = c.bufArr[:] // WriteTo consumes bufs and clears bufArr
+		_, err = c.bufs.WriteTo(c.nc)
+	}
+	if cap(head) <= 64<<10 {
+		c.wbuf = head[:0]
+	}
+	if err != nil {
+		c.ep.log.Warn("remoting: write failed, closing the connection", "conn", c, "err", err)
+		c.closeWith(err)
+		return fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err)
+	}
+	return nil
+}
+
+// readLoop reads frames until the connection fails or closes, then closes
+// it and runs the close listeners. It runs in a tracked goroutine.
+func (c *Conn) readLoop() {
+	defer c.ep.goroutines.done()
+	fr := NewFrameReader(bufio.NewReaderSize(c.nc, 64<<10), c.ep.opts.MaxFrameSize)
+	var err error
+	for {
+		if idle := c.ep.opts.IdleTimeout; idle > 0 {
+			if err = c.nc.SetReadDeadline(time.Now().Add(idle)); err != nil {
+				break
+			}
+		}
+		var cmd *Command
+		cmd, err = fr.ReadCommand()
+		if err != nil {
+			break
+		}
+		if cmd.IsResponse() {
+			c.deliver(cmd)
+		} else {
+			c.dispatch(cmd)
+		}
+	}
+	c.logReadEnd(err)
+	c.closeWith(err)
+	for _, f := range c.ep.closeListeners() {
+		c.runListener(f)
+	}
+}
+
+func (c *Conn) logReadEnd(err error) {
+	switch {
+	case c.isClosed():
+		c.ep.log.Debug("remoting: connection closed", "conn", c)
+	case errors.Is(err, io.EOF):
+		c.ep.log.Debug("remoting: peer closed the connection", "conn", c)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		c.ep.log.Info("remoting: closing idle connection", "conn", c, "idle", c.ep.opts.IdleTimeout)
+	case errors.Is(err, ErrFrameTooLarge), errors.Is(err, ErrBadFrameLength), errors.Is(err, ErrBadHeaderLength),
+		errors.Is(err, ErrBadSerializeType), errors.Is(err, ErrBadHeader), errors.Is(err, io.ErrUnexpectedEOF):
+		c.ep.log.Warn("remoting: bad frame, closing the connection", "conn", c, "err", err)
+	default:
+		c.ep.log.Info("remoting: connection failed", "conn", c, "err", err)
+	}
+}
+
+func (c *Conn) runListener(f func(*Conn)) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.ep.log.Error("remoting: close listener panicked", "conn", c, "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	f(c)
+}
+
+// deliver hands a response to the call waiting for its opaque; responses
+// nobody waits for (timed out, or unknown) are dropped.
+func (c *Conn) deliver(resp *Command) {
+	c.mu.Lock()
+	ch, ok := c.pending[resp.Opaque]
+	if ok {
+		delete(c.pending, resp.Opaque)
+	}
+	c.mu.Unlock()
+	if ok {
+		ch <- resp // buffered, never blocks
+		return
+	}
+	c.ep.log.Debug("remoting: response to no waiting call dropped", "conn", c, "opaque", resp.Opaque, "code", resp.Code)
+}
+
+// dispatch starts the processor for a request in its own goroutine, after
+// waiting for a free slot of MaxConcurrentPerConn. Requests without a
+// processor, or arriving while the endpoint shuts down, are answered here.
+func (c *Conn) dispatch(cmd *Command) {
+	p := c.ep.processor(cmd.Code)
+	req := &Request{Command: cmd, Conn: c}
+	switch {
+	case c.ep.draining.Load():
+		c.answerInline(req, NewResponse(ServiceNotAvailable, "the server is shutting down"))
+		return
+	case p == nil:
+		c.answerInline(req, NewResponse(RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", cmd.Code)))
+		return
+	}
+	c.ep.inflight.add()
+	select {
+	case c.sem <- struct{}{}:
+	case <-c.done:
+		c.ep.inflight.done()
+		return
+	}
+	c.ep.goroutines.add()
+	go c.process(p, req)
+}
+
+func (c *Conn) answerInline(req *Request, resp *Command) {
+	if req.IsOneway() {
+		return
+	}
+	resp.Opaque = req.Opaque
+	if err := c.write(resp, time.Time{}); err != nil {
+		c.ep.log.Debug("remoting: answer not written", "conn", c, "code", req.Code, "err", err)
+	}
+}
+
+// process runs a processor and sends what it returns.
+func (c *Conn) process(p Processor, req *Request) {
+	defer c.ep.goroutines.done()
+	resp := c.run(p, req)
+	<-c.sem
+	switch {
+	case resp != nil:
+		if err := req.Respond(resp); err != nil && !errors.Is(err, ErrConnClosed) {
+			c.ep.log.Warn("remoting: response not sent", "conn", c, "code", req.Code, "err", err)
+		}
+	default:
+		req.finish(reqRunning) // no-op when deferred
+	}
+}
+
+// run calls the processor, turning a panic into a SYSTEM_ERROR response.
+func (c *Conn) run(p Processor, req *Request) (resp *Command) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.ep.log.Error("remoting: processor panicked", "conn", c, "code", req.Code,
+				"panic", r, "stack", string(debug.Stack()))
+			resp = NewResponse(SystemError, fmt.Sprintf("processor of request code %d failed: %v", req.Code, r))
+		}
+	}()
+	return p.ProcessRequest(c.ctx, req)
+}
+
+// trackDeferred records a deferred request so a close can drop it.
+func (c *Conn) trackDeferred(r *Request) {
+	c.mu.Lock()
+	if !c.closed {
+		c.deferred[r] = struct{}{}
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	r.finish(reqDeferred)
+}
+
+// requestDone ends a request's time in flight.
+func (c *Conn) requestDone(r *Request, wasDeferred bool) {
+	if wasDeferred {
+		c.mu.Lock()
+		delete(c.deferred, r) // nil map after close: no-op
+		c.mu.Unlock()
+	}
+	c.ep.inflight.done()
+}

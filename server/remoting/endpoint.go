@@ -1,0 +1,201 @@
+package remoting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure a Server or a Client. The zero value works.
+type Options struct {
+	// MaxFrameSize is the largest frame read, length field included
+	// (0: DefaultMaxFrameSize, 16 MiB). A larger frame closes the
+	// connection.
+	MaxFrameSize int
+	// IdleTimeout closes a connection that has read nothing for this long
+	// (0: 120 s, RocketMQ's channel max idle time; negative: never).
+	IdleTimeout time.Duration
+	// WriteTimeout bounds each frame write (0: 30 s; negative: none). A
+	// write that times out closes the connection.
+	WriteTimeout time.Duration
+	// MaxConcurrentPerConn bounds the processors running at once for one
+	// connection (0: 1024). When all are busy the connection is not read
+	// until one finishes (so a processor must not wait for an answer from
+	// its own peer while the peer may fill the connection). Deferred
+	// requests do not count.
+	MaxConcurrentPerConn int
+	// DialTimeout bounds connecting (Client only; 0: 3 s, RocketMQ's
+	// connectTimeoutMillis).
+	DialTimeout time.Duration
+	// Dial connects to an address (Client only; nil: TCP). Tests use it
+	// to run over net.Pipe.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
+	// Logger receives connection events (nil: discard).
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxFrameSize == 0 {
+		o.MaxFrameSize = DefaultMaxFrameSize
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = 120 * time.Second
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = 30 * time.Second
+	}
+	if o.MaxConcurrentPerConn == 0 {
+		o.MaxConcurrentPerConn = 1024
+	}
+	if o.DialTimeout == 0 {
+		o.DialTimeout = 3 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	var errs []error
+	if o.MaxFrameSize < 8 {
+		errs = append(errs, fmt.Errorf("MaxFrameSize %d: a frame has at least 8 bytes", o.MaxFrameSize))
+	}
+	if o.MaxConcurrentPerConn < 0 {
+		errs = append(errs, fmt.Errorf("MaxConcurrentPerConn %d is negative", o.MaxConcurrentPerConn))
+	}
+	if o.DialTimeout < 0 {
+		errs = append(errs, fmt.Errorf("DialTimeout %v is negative", o.DialTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// endpoint is what a Server and a Client share: options, processors, close
+// listeners and the accounting of goroutines and requests.
+type endpoint struct {
+	opts Options
+	log  *slog.Logger
+
+	regMu      sync.Mutex // serializes changes to processors and listeners
+	processors atomic.Pointer[processorTable]
+	listeners  atomic.Pointer[[]func(*Conn)]
+
+	nextID     atomic.Uint64
+	draining   atomic.Bool // new requests get SERVICE_NOT_AVAILABLE
+	goroutines tracker     // readers, processors, async calls
+	inflight   tracker     // requests received and not yet answered
+}
+
+type processorTable struct {
+	byCode map[int]Processor
+	def    Processor
+}
+
+func newEndpoint(opts Options) (*endpoint, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	ep := &endpoint{opts: opts, log: opts.Logger}
+	ep.processors.Store(&processorTable{byCode: map[int]Processor{}})
+	ep.listeners.Store(&[]func(*Conn){})
+	return ep, nil
+}
+
+// register copies the processor table with code (or the default, when
+// isDefault) set to p; nil p removes it.
+func (ep *endpoint) register(code int, isDefault bool, p Processor) {
+	ep.regMu.Lock()
+	defer ep.regMu.Unlock()
+	old := ep.processors.Load()
+	t := &processorTable{byCode: make(map[int]Processor, len(old.byCode)+1), def: old.def}
+	for k, v := range old.byCode {
+		t.byCode[k] = v
+	}
+	switch {
+	case isDefault:
+		t.def = p
+	case p == nil:
+		delete(t.byCode, code)
+	default:
+		t.byCode[code] = p
+	}
+	ep.processors.Store(t)
+}
+
+func (ep *endpoint) processor(code int) Processor {
+	t := ep.processors.Load()
+	if p, ok := t.byCode[code]; ok {
+		return p
+	}
+	return t.def
+}
+
+func (ep *endpoint) addCloseListener(f func(*Conn)) {
+	ep.regMu.Lock()
+	defer ep.regMu.Unlock()
+	old := *ep.listeners.Load()
+	fs := append(old[:len(old):len(old)], f)
+	ep.listeners.Store(&fs)
+}
+
+func (ep *endpoint) closeListeners() []func(*Conn) { return *ep.listeners.Load() }
+
+// tracker counts activities and lets callers wait for none. Unlike
+// sync.WaitGroup it may count up again while someone waits.
+type tracker struct {
+	mu      sync.Mutex // guards n and waiters
+	n       int
+	waiters []chan struct{}
+}
+
+func (t *tracker) add() {
+	t.mu.Lock()
+	t.n++
+	t.mu.Unlock()
+}
+
+func (t *tracker) done() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n--
+	if t.n < 0 {
+		panic("remoting: tracker count below zero")
+	}
+	if t.n == 0 {
+		for _, w := range t.waiters {
+			close(w)
+		}
+		t.waiters = nil
+	}
+}
+
+// wait returns when the count is zero, or ctx's error when ctx ends first.
+func (t *tracker) wait(ctx context.Context) error {
+	t.mu.Lock()
+	if t.n == 0 {
+		t.mu.Unlock()
+		return nil
+	}
+	w := make(chan struct{})
+	t.waiters = append(t.waiters, w)
+	t.mu.Unlock()
+	select {
+	case <-w:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// count is the current count.
+func (t *tracker) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.n
+}

@@ -1,0 +1,219 @@
+package remoting
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+)
+
+// DefaultMaxFrameSize is the largest frame read by default, length field
+// included: 16 MiB, as RocketMQ's com.rocketmq.remoting.frameMaxLength.
+const DefaultMaxFrameSize = 16 << 20
+
+// maxHeaderLength is the largest header the 24-bit length can describe.
+const maxHeaderLength = 1<<24 - 1
+
+// Errors of the frame codec. Decoding errors wrap one of them; a
+// connection that reads one is closed.
+var (
+	// ErrFrameTooLarge: the length field announces more than the maximum
+	// frame size.
+	ErrFrameTooLarge = errors.New("remoting: frame too large")
+	// ErrBadFrameLength: the length field is negative, too small to hold
+	// the header-length field, or disagrees with the bytes given.
+	ErrBadFrameLength = errors.New("remoting: bad frame length")
+	// ErrBadHeaderLength: the header length exceeds the frame.
+	ErrBadHeaderLength = errors.New("remoting: header length exceeds frame")
+	// ErrBadSerializeType: the serialize type byte is neither JSON (0) nor
+	// ROCKETMQ (1).
+	ErrBadSerializeType = errors.New("remoting: unknown serialize type")
+	// ErrBadHeader: the header is not valid JSON or ROCKETMQ, or has fields
+	// of the wrong type.
+	ErrBadHeader = errors.New("remoting: malformed header")
+	// ErrEncode: a command cannot be encoded (a field does not fit its
+	// encoding, or the frame would exceed 2 GiB or the header 16 MiB).
+	ErrEncode = errors.New("remoting: command cannot be encoded")
+)
+
+// appendHead appends the frame's first part for a body of bodyLen bytes:
+// total length, serialize type and header length, header.
+func (c *Command) appendHead(dst []byte, bodyLen int) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
+	var err error
+	switch c.SerializeType {
+	case SerializeJSON:
+		dst = appendJSONHeader(dst, c)
+	case SerializeRocketMQ:
+		dst, err = appendRocketMQHeader(dst, c)
+	default:
+		err = fmt.Errorf("remoting: serialize type %d: %w", c.SerializeType, ErrEncode)
+	}
+	if err != nil {
+		return dst[:start], err
+	}
+	hlen := len(dst) - start - 8
+	if hlen > maxHeaderLength {
+		return dst[:start], fmt.Errorf("remoting: header of %d bytes: %w", hlen, ErrEncode)
+	}
+	total := 4 + int64(hlen) + int64(bodyLen)
+	if total > math.MaxInt32 {
+		return dst[:start], fmt.Errorf("remoting: frame of %d bytes: %w", total, ErrEncode)
+	}
+	binary.BigEndian.PutUint32(dst[start:], uint32(total))
+	binary.BigEndian.PutUint32(dst[start+4:], uint32(c.SerializeType)<<24|uint32(hlen))
+	return dst, nil
+}
+
+// AppendFrame appends c's whole frame (length, type and header length,
+// header, body) to dst, in c.SerializeType.
+func (c *Command) AppendFrame(dst []byte) ([]byte, error) {
+	dst, err := c.appendHead(dst, len(c.Body))
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, c.Body...), nil
+}
+
+// WriteTo writes c's frame to w: the head in one Write, then the body.
+func (c *Command) WriteTo(w io.Writer) (int64, error) {
+	head, err := c.appendHead(make([]byte, 0, 256), len(c.Body))
+	if err != nil {
+		return 0, err
+	}
+	n, err := w.Write(head)
+	if err != nil || len(c.Body) == 0 {
+		return int64(n), err
+	}
+	m, err := w.Write(c.Body)
+	return int64(n + m), err
+}
+
+// Decode decodes one whole frame, length field included. The returned
+// command's Body aliases frame.
+func Decode(frame []byte) (*Command, error) {
+	if len(frame) < 8 {
+		return nil, fmt.Errorf("remoting: %d bytes, a frame has at least 8: %w", len(frame), ErrBadFrameLength)
+	}
+	n := int32(binary.BigEndian.Uint32(frame))
+	if int64(n) != int64(len(frame))-4 {
+		return nil, fmt.Errorf("remoting: length field %d, %d bytes follow: %w", n, len(frame)-4, ErrBadFrameLength)
+	}
+	if n < 4 {
+		return nil, fmt.Errorf("remoting: length field %d, want at least 4: %w", n, ErrBadFrameLength)
+	}
+	st, hlen, err := parseTypeAndHeaderLength(binary.BigEndian.Uint32(frame[4:]), int(n))
+	if err != nil {
+		return nil, err
+	}
+	return decodeRest(st, frame[8:8+hlen], frame[8+hlen:])
+}
+
+// parseTypeAndHeaderLength splits the second int32 of a frame whose length
+// field is length, and checks both parts before anything is allocated.
+func parseTypeAndHeaderLength(v uint32, length int) (SerializeType, int, error) {
+	st := SerializeType(v >> 24)
+	hlen := int(v & maxHeaderLength)
+	if st != SerializeJSON && st != SerializeRocketMQ {
+		return 0, 0, fmt.Errorf("remoting: serialize type %d: %w", byte(st), ErrBadSerializeType)
+	}
+	if hlen > length-4 {
+		return 0, 0, fmt.Errorf("remoting: header length %d in a frame of length %d: %w", hlen, length, ErrBadHeaderLength)
+	}
+	return st, hlen, nil
+}
+
+func decodeRest(st SerializeType, header, body []byte) (*Command, error) {
+	c := &Command{SerializeType: st}
+	var err error
+	if st == SerializeJSON {
+		err = decodeJSONHeader(header, c)
+	} else {
+		err = decodeRocketMQHeader(header, c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > 0 {
+		c.Body = body[:len(body):len(body)]
+	}
+	return c, nil
+}
+
+// FrameReader reads commands from a stream of frames. It is not safe for
+// concurrent use.
+type FrameReader struct {
+	r    *bufio.Reader
+	max  int
+	head [8]byte
+}
+
+// NewFrameReader returns a reader of frames from r that refuses frames over
+// maxFrameSize bytes, length field included (0: DefaultMaxFrameSize).
+func NewFrameReader(r *bufio.Reader, maxFrameSize int) *FrameReader {
+	if maxFrameSize <= 0 {
+		maxFrameSize = DefaultMaxFrameSize
+	}
+	return &FrameReader{r: r, max: maxFrameSize}
+}
+
+// readChunk is how much a frame buffer grows at a time once a frame is
+// larger than it: the peer must send the bytes before more is allocated.
+const readChunk = 1 << 20
+
+// ReadCommand reads the next frame and decodes it. It returns io.EOF at a
+// clean end of stream, io.ErrUnexpectedEOF inside a frame, and an error
+// wrapping one of the codec errors for a bad frame. The returned command
+// owns its memory.
+func (fr *FrameReader) ReadCommand() (*Command, error) {
+	if _, err := io.ReadFull(fr.r, fr.head[:4]); err != nil {
+		return nil, err // io.EOF only when no byte of a frame was read
+	}
+	n := int32(binary.BigEndian.Uint32(fr.head[:4]))
+	if n < 4 {
+		return nil, fmt.Errorf("remoting: length field %d, want at least 4: %w", n, ErrBadFrameLength)
+	}
+	if int64(n)+4 > int64(fr.max) {
+		return nil, fmt.Errorf("remoting: frame of %d bytes, the maximum is %d: %w", int64(n)+4, fr.max, ErrFrameTooLarge)
+	}
+	if _, err := io.ReadFull(fr.r, fr.head[4:8]); err != nil {
+		return nil, noEOF(err)
+	}
+	st, hlen, err := parseTypeAndHeaderLength(binary.BigEndian.Uint32(fr.head[4:8]), int(n))
+	if err != nil {
+		return nil, err
+	}
+	buf, err := fr.readN(int(n) - 4)
+	if err != nil {
+		return nil, err
+	}
+	return decodeRest(st, buf[:hlen], buf[hlen:])
+}
+
+// readN reads exactly n bytes into a new slice, growing it as the bytes
+// arrive once n is over readChunk.
+func (fr *FrameReader) readN(n int) ([]byte, error) {
+	buf := make([]byte, 0, min(n, readChunk))
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(n-len(buf), cap(buf)))
+		}
+		end := min(n, cap(buf))
+		if _, err := io.ReadFull(fr.r, buf[len(buf):end]); err != nil {
+			return nil, noEOF(err)
+		}
+		buf = buf[:end]
+	}
+	return buf, nil
+}
+
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}

@@ -1,0 +1,240 @@
+package remoting
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"strconv"
+	"testing"
+)
+
+// referenceJSONHeader decodes a JSON header with encoding/json and the
+// same liberal rules as decodeJSONHeader, to check the hand-written reader.
+// Keys are taken in order, so duplicate keys act as they do for us.
+func referenceJSONHeader(b []byte) (*Command, error) {
+	if !json.Valid(b) {
+		return nil, errors.New("invalid JSON")
+	}
+	c := &Command{}
+	err := eachMember(b, func(k string, raw json.RawMessage) error {
+		var err error
+		switch k {
+		case "code":
+			c.Code, err = refInt(raw)
+		case "version":
+			c.Version, err = refInt(raw)
+		case "opaque":
+			var v int
+			v, err = refInt(raw)
+			c.Opaque = int32(v)
+		case "flag":
+			var v int
+			v, err = refInt(raw)
+			c.Flag = int32(v)
+		case "language":
+			switch {
+			case string(raw) == "null":
+				c.Language = ""
+			case raw[0] == '"':
+				err = json.Unmarshal(raw, &c.Language)
+			default:
+				var v uint64
+				v, err = strconv.ParseUint(string(raw), 10, 8)
+				c.Language = languageName(byte(v))
+			}
+		case "remark":
+			switch {
+			case string(raw) == "null":
+				c.Remark = ""
+			case raw[0] == '"':
+				err = json.Unmarshal(raw, &c.Remark)
+			default:
+				err = errors.New("remark not a string")
+			}
+		case "extFields":
+			if string(raw) == "null" {
+				c.ExtFields = nil
+				return nil
+			}
+			ext := map[string]string{}
+			c.ExtFields = ext
+			err = eachMember(raw, func(ek string, ev json.RawMessage) error {
+				switch {
+				case string(ev) == "null":
+					delete(ext, ek)
+				case ev[0] == '"':
+					var s string
+					if err := json.Unmarshal(ev, &s); err != nil {
+						return err
+					}
+					ext[ek] = s
+				default:
+					ext[ek] = string(ev)
+				}
+				return nil
+			})
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// eachMember calls f with each member of the JSON object b, in order.
+func eachMember(b []byte, f func(string, json.RawMessage) error) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok != json.Delim('{') {
+		return errors.New("not an object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err
+		}
+		if err := f(tok.(string), bytes.TrimSpace(raw)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func refInt(raw json.RawMessage) (int, error) {
+	if string(raw) == "null" {
+		return 0, nil
+	}
+	text := string(raw)
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return 0, err
+		}
+	}
+	v, err := strconv.ParseInt(text, 10, 32)
+	return int(v), err
+}
+
+// sameCommand compares two decoded commands (a nil and an empty ext map
+// are alike).
+func sameCommand(a, b *Command) bool {
+	return a.Code == b.Code && a.Language == b.Language && a.Version == b.Version &&
+		a.Opaque == b.Opaque && a.Flag == b.Flag && a.Remark == b.Remark &&
+		maps.Equal(a.ExtFields, b.ExtFields) && bytes.Equal(a.Body, b.Body) &&
+		a.SerializeType == b.SerializeType
+}
+
+func fuzzSeeds(f *testing.F) {
+	add := func(c *Command) {
+		b, err := c.AppendFrame(nil)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	send := sendMessageV2Request(64)
+	add(send)
+	bin := send.Clone()
+	bin.SerializeType = SerializeRocketMQ
+	add(bin)
+	add(NewResponse(TopicNotExist, "No topic route info in name server for the topic: T"))
+	f.Add(frameOf(SerializeJSON, []byte(`{"code":105,"language":"GO","version":317,"opaque":1,"flag":0,"remark":"","extFields":{"topic":"TopicTest"}}`), nil))
+	f.Add(frameOf(SerializeJSON, []byte(`{"code":34,"extFields":{"a":1.5e3,"b":true,"z":null,"o":[{}]},"flag":2,"language":9,"opaque":"-5","serializeTypeCurrentRPC":"JSON","version":null}`), []byte("{}")))
+	f.Add(frameOf(SerializeJSON, []byte(` { "remark" : "\ud83d\ude00\u0001\"" } `), nil))
+	f.Add([]byte{0x06, 0x40, 0x00, 0x00, 0, 0, 0, 2, '{', '}'})
+	f.Add([]byte{0, 0, 0, 4, 0, 0, 0, 1})
+}
+
+// FuzzDecode feeds bytes to Decode and to the FrameReader. Neither may
+// panic; what decodes must survive an encode/decode round trip, and the
+// JSON header reader must agree with encoding/json.
+func FuzzDecode(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Decode(b)
+		if err == nil {
+			roundTrip(t, c)
+		}
+		if len(b) >= 8 && b[4] == byte(SerializeJSON) {
+			hlen := int(binary.BigEndian.Uint32(b[4:]) & maxHeaderLength)
+			if hlen <= len(b)-8 {
+				checkJSONReference(t, b[8:8+hlen])
+			}
+		}
+		fr := NewFrameReader(bufio.NewReader(bytes.NewReader(b)), 1<<16)
+		for {
+			c, err := fr.ReadCommand()
+			if err != nil {
+				if err != io.EOF && !errors.Is(err, io.ErrUnexpectedEOF) && !isCodecError(err) {
+					t.Fatalf("unexpected error type: %v", err)
+				}
+				break
+			}
+			roundTrip(t, c)
+		}
+		// The raw bytes as a header of either kind.
+		checkJSONReference(t, b)
+		var rc Command
+		if decodeRocketMQHeader(b, &rc) == nil {
+			rc.SerializeType = SerializeRocketMQ
+			roundTrip(t, &rc)
+		}
+	})
+}
+
+func isCodecError(err error) bool {
+	for _, e := range []error{ErrFrameTooLarge, ErrBadFrameLength, ErrBadHeaderLength, ErrBadSerializeType, ErrBadHeader} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func roundTrip(t *testing.T, c *Command) {
+	t.Helper()
+	frame, err := c.AppendFrame(nil)
+	if err != nil {
+		if errors.Is(err, ErrEncode) {
+			return // e.g. a JSON code too big for the ROCKETMQ header is not re-encodable
+		}
+		t.Fatalf("encode %v: %v", c, err)
+	}
+	back, err := Decode(frame)
+	if err != nil {
+		t.Fatalf("decode of our own frame %q: %v", frame, err)
+	}
+	if !sameCommand(c, back) {
+		t.Fatalf("round trip differs:\n%v\n%v", c, back)
+	}
+}
+
+// checkJSONReference compares decodeJSONHeader with referenceJSONHeader.
+func checkJSONReference(t *testing.T, h []byte) {
+	t.Helper()
+	var got Command
+	err := decodeJSONHeader(h, &got)
+	want, werr := referenceJSONHeader(h)
+	switch {
+	case err == nil && werr != nil:
+		t.Fatalf("we accept %q, encoding/json says %v", h, werr)
+	case err != nil && werr == nil:
+		t.Fatalf("we reject %q (%v), encoding/json accepts it as %v", h, err, want)
+	case err == nil && !sameCommand(&got, want):
+		t.Fatalf("header %q:\nours      %v\nreference %v", h, &got, want)
+	}
+	if err != nil && !errors.Is(err, ErrBadHeader) {
+		t.Fatalf("error %v does not wrap ErrBadHeader", err)
+	}
+}

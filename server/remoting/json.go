@@ -1,0 +1,662 @@
+package remoting
+
+import (
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The JSON header is written and read by hand: it is on the path of every
+// message sent and pulled, and reflection-based encoding/json costs several
+// times more. The fuzz tests check the reader against encoding/json.
+
+// appendJSONHeader appends c's header as one compact JSON object, keys in
+// the order fastjson writes them (sorted), ext values always JSON strings,
+// remark and extFields always present (the Go client expects an object),
+// language omitted when empty.
+func appendJSONHeader(dst []byte, c *Command) []byte {
+	dst = append(dst, `{"code":`...)
+	dst = strconv.AppendInt(dst, int64(c.Code), 10)
+	dst = append(dst, `,"extFields":{`...)
+	first := true
+	for k, v := range c.ExtFields {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = appendJSONString(dst, k)
+		dst = append(dst, ':')
+		dst = appendJSONString(dst, v)
+	}
+	dst = append(dst, `},"flag":`...)
+	dst = strconv.AppendInt(dst, int64(c.Flag), 10)
+	if c.Language != "" { // Java omits a null language and reads it as JAVA
+		dst = append(dst, `,"language":`...)
+		dst = appendJSONString(dst, c.Language)
+	}
+	dst = append(dst, `,"opaque":`...)
+	dst = strconv.AppendInt(dst, int64(c.Opaque), 10)
+	dst = append(dst, `,"remark":`...)
+	dst = appendJSONString(dst, c.Remark)
+	dst = append(dst, `,"version":`...)
+	dst = strconv.AppendInt(dst, int64(c.Version), 10)
+	return append(dst, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string. Control characters are
+// escaped (RocketMQ properties use \u0001 and \u0002), invalid UTF-8 becomes
+// \ufffd as in encoding/json, everything else is copied.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// maxJSONDepth bounds nesting in skipped values, as encoding/json does.
+const maxJSONDepth = 10000
+
+// jsonReader reads one JSON header. Its methods return errors that wrap
+// ErrBadHeader and name the byte offset.
+type jsonReader struct {
+	b []byte
+	s string // a copy of b: strings without escapes are cut from it
+	i int
+}
+
+func (d *jsonReader) errorf(format string, args ...any) error {
+	return fmt.Errorf("remoting: JSON header at byte %d: %s: %w", d.i, fmt.Sprintf(format, args...), ErrBadHeader)
+}
+
+func (d *jsonReader) skipSpace() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next byte after white space, or 0 at the end.
+func (d *jsonReader) peek() byte {
+	d.skipSpace()
+	if d.i < len(d.b) {
+		return d.b[d.i]
+	}
+	return 0
+}
+
+func (d *jsonReader) expect(c byte) error {
+	if d.peek() != c {
+		return d.errorf("want %q", c)
+	}
+	d.i++
+	return nil
+}
+
+// decodeJSONHeader reads a JSON header into c. It reads liberally, like
+// fastjson in a Java broker: unknown keys are skipped; ext values may be
+// strings, numbers, booleans (kept as their text), null (dropped) or even
+// objects and arrays (kept as raw JSON); integer fields may be numbers,
+// numeric strings or null; language may be a name or a LanguageCode number.
+func decodeJSONHeader(b []byte, c *Command) error {
+	d := jsonReader{b: b, s: string(b)}
+	if err := d.expect('{'); err != nil {
+		return err
+	}
+	if d.peek() == '}' {
+		d.i++
+		return d.end()
+	}
+	for {
+		if d.peek() != '"' {
+			return d.errorf("want a key")
+		}
+		key, err := d.readStringBytes()
+		if err != nil {
+			return err
+		}
+		if err := d.expect(':'); err != nil {
+			return err
+		}
+		d.skipSpace()
+		switch string(key) {
+		case "code":
+			c.Code, err = d.readInt()
+		case "version":
+			c.Version, err = d.readInt()
+		case "opaque":
+			var v int
+			v, err = d.readInt()
+			c.Opaque = int32(v)
+		case "flag":
+			var v int
+			v, err = d.readInt()
+			c.Flag = int32(v)
+		case "language":
+			c.Language, err = d.readLanguage()
+		case "remark":
+			c.Remark, err = d.readStringOrNull()
+		case "extFields":
+			c.ExtFields, err = d.readExtFields()
+		default:
+			err = d.skipValue(1)
+		}
+		if err != nil {
+			return err
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return d.end()
+		default:
+			return d.errorf("want ',' or '}'")
+		}
+	}
+}
+
+func (d *jsonReader) end() error {
+	d.skipSpace()
+	if d.i != len(d.b) {
+		return d.errorf("data after the header object")
+	}
+	return nil
+}
+
+// readInt reads an int32 given as a number, a numeric string or null (0).
+func (d *jsonReader) readInt() (int, error) {
+	start := d.i
+	var text []byte
+	switch {
+	case d.i < len(d.b) && d.b[d.i] == '"':
+		s, err := d.readStringBytes()
+		if err != nil {
+			return 0, err
+		}
+		text = s
+	case d.literal("null"):
+		return 0, nil
+	default:
+		n, err := d.readNumber()
+		if err != nil {
+			return 0, err
+		}
+		text = n
+	}
+	v, err := strconv.ParseInt(string(text), 10, 32)
+	if err != nil {
+		d.i = start
+		return 0, d.errorf("want a 32-bit integer, have %.40q", text)
+	}
+	return int(v), nil
+}
+
+func (d *jsonReader) readLanguage() (string, error) {
+	switch {
+	case d.i < len(d.b) && d.b[d.i] == '"':
+		return d.readString()
+	case d.literal("null"):
+		return "", nil
+	}
+	start := d.i
+	n, err := d.readNumber()
+	if err != nil {
+		return "", err
+	}
+	v, err := strconv.ParseUint(string(n), 10, 8)
+	if err != nil {
+		d.i = start
+		return "", d.errorf("want a language name or code, have %.40q", n)
+	}
+	return languageName(byte(v)), nil
+}
+
+func (d *jsonReader) readStringOrNull() (string, error) {
+	if d.literal("null") {
+		return "", nil
+	}
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return "", d.errorf("want a string")
+	}
+	return d.readString()
+}
+
+func (d *jsonReader) readExtFields() (map[string]string, error) {
+	if d.literal("null") {
+		return nil, nil
+	}
+	if err := d.expect('{'); err != nil {
+		return nil, err
+	}
+	// Gather the pairs first so the map is made at its final size.
+	type pair struct {
+		k, v string
+		del  bool // a null value: drop the key
+	}
+	var stack [24]pair
+	pairs := stack[:0]
+	if d.peek() == '}' {
+		d.i++
+		return map[string]string{}, nil
+	}
+	for {
+		if d.peek() != '"' {
+			return nil, d.errorf("want a key")
+		}
+		kstart := d.i
+		kb, err := d.readStringBytes()
+		if err != nil {
+			return nil, err
+		}
+		key, ok := knownKeys[string(kb)]
+		if !ok {
+			key = d.cut(kstart, kb)
+		}
+		if err := d.expect(':'); err != nil {
+			return nil, err
+		}
+		d.skipSpace()
+		if d.i >= len(d.b) {
+			return nil, d.errorf("want a value")
+		}
+		p := pair{k: key}
+		switch {
+		case d.b[d.i] == '"':
+			if p.v, err = d.readString(); err != nil {
+				return nil, err
+			}
+		case d.literal("null"):
+			p.del = true // Java keeps a null, which reads as absent
+		case d.literal("true"):
+			p.v = "true"
+		case d.literal("false"):
+			p.v = "false"
+		default:
+			start := d.i
+			if err := d.skipValue(2); err != nil {
+				return nil, err
+			}
+			p.v = d.s[start:d.i]
+		}
+		pairs = append(pairs, p)
+		switch d.peek() {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			m := make(map[string]string, len(pairs))
+			for _, p := range pairs {
+				if p.del {
+					delete(m, p.k)
+				} else {
+					m[p.k] = p.v
+				}
+			}
+			return m, nil
+		default:
+			return nil, d.errorf("want ',' or '}'")
+		}
+	}
+}
+
+// literal consumes lit if it comes next.
+func (d *jsonReader) literal(lit string) bool {
+	if len(d.b)-d.i >= len(lit) && string(d.b[d.i:d.i+len(lit)]) == lit {
+		d.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// readNumber consumes a JSON number and returns its text.
+func (d *jsonReader) readNumber() ([]byte, error) {
+	start := d.i
+	b := d.b
+	i := d.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return nil, d.errorf("want a value")
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return nil, d.errorf("bad number")
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return nil, d.errorf("bad number")
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	d.i = i
+	return b[start:i], nil
+}
+
+// skipValue consumes any JSON value, checking its syntax. depth is the
+// number of containers around the value.
+func (d *jsonReader) skipValue(depth int) error {
+	d.skipSpace()
+	if d.i >= len(d.b) {
+		return d.errorf("want a value")
+	}
+	switch d.b[d.i] {
+	case '"':
+		_, err := d.scanString()
+		return err
+	case '{', '[':
+		if depth+1 > maxJSONDepth {
+			return d.errorf("nested too deep")
+		}
+		open := d.b[d.i]
+		closeWith := byte('}')
+		if open == '[' {
+			closeWith = ']'
+		}
+		d.i++
+		if d.peek() == closeWith {
+			d.i++
+			return nil
+		}
+		for {
+			if open == '{' {
+				if d.peek() != '"' {
+					return d.errorf("want a key")
+				}
+				if _, err := d.scanString(); err != nil {
+					return err
+				}
+				if err := d.expect(':'); err != nil {
+					return err
+				}
+			}
+			if err := d.skipValue(depth + 1); err != nil {
+				return err
+			}
+			switch d.peek() {
+			case ',':
+				d.i++
+			case closeWith:
+				d.i++
+				return nil
+			default:
+				return d.errorf("want ',' or %q", closeWith)
+			}
+		}
+	case 't':
+		if d.literal("true") {
+			return nil
+		}
+	case 'f':
+		if d.literal("false") {
+			return nil
+		}
+	case 'n':
+		if d.literal("null") {
+			return nil
+		}
+	default:
+		_, err := d.readNumber()
+		return err
+	}
+	return d.errorf("want a value")
+}
+
+// scanString consumes a string at d.i and reports whether it needs
+// unescaping (escapes or non-ASCII bytes). Raw control characters are
+// errors, as in every JSON parser.
+func (d *jsonReader) scanString() (complex bool, err error) {
+	b := d.b
+	i := d.i + 1
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			d.i = i + 1
+			return complex, nil
+		case c == '\\':
+			complex = true
+			if i+1 >= len(b) {
+				return false, d.errorf("unterminated string")
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
+					d.i = i
+					return false, d.errorf("bad \\u escape")
+				}
+				i += 6
+			default:
+				d.i = i
+				return false, d.errorf("bad escape")
+			}
+		case c < 0x20:
+			d.i = i
+			return false, d.errorf("control character in string")
+		default:
+			if c >= utf8.RuneSelf {
+				complex = true
+			}
+			i++
+		}
+	}
+	return false, d.errorf("unterminated string")
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		default:
+			c = c - 'A' + 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// readStringBytes consumes a string and returns its value. Without escapes
+// and with valid UTF-8 the result aliases the header; otherwise it is new.
+func (d *jsonReader) readStringBytes() ([]byte, error) {
+	start := d.i
+	complex, err := d.scanString()
+	if err != nil {
+		return nil, err
+	}
+	raw := d.b[start+1 : d.i-1]
+	if !complex {
+		return raw, nil
+	}
+	return unquote(raw), nil
+}
+
+// readString is readStringBytes as a string, cut from d.s when it needs
+// no unescaping.
+func (d *jsonReader) readString() (string, error) {
+	start := d.i
+	b, err := d.readStringBytes()
+	if err != nil {
+		return "", err
+	}
+	return d.cut(start, b), nil
+}
+
+// cut returns the value b of the string that starts at byte start: a
+// substring of d.s when b is the raw text, else a new string.
+func (d *jsonReader) cut(start int, b []byte) string {
+	raw := d.b[start+1 : d.i-1]
+	if len(b) == len(raw) && (len(b) == 0 || &b[0] == &raw[0]) { // b is raw
+		return d.s[start+1 : d.i-1]
+	}
+	return string(b)
+}
+
+// unquote decodes the inside of a scanned JSON string as encoding/json
+// does: escapes resolved, invalid UTF-8 and unpaired surrogates become
+// U+FFFD.
+func unquote(raw []byte) []byte {
+	if !hasBackslash(raw) && utf8.Valid(raw) {
+		return raw
+	}
+	out := make([]byte, 0, len(raw)+8)
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		switch {
+		case c == '\\':
+			switch raw[i+1] {
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r := hex4(raw[i+2 : i+6])
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+						if dec := utf16.DecodeRune(r, hex4(raw[i+2:i+6])); dec != utf8.RuneError {
+							out = utf8.AppendRune(out, dec)
+							i += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				out = utf8.AppendRune(out, r)
+				continue
+			default: // '"', '\\', '/'
+				out = append(out, raw[i+1])
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(raw[i:])
+			if r == utf8.RuneError && size == 1 {
+				out = utf8.AppendRune(out, utf8.RuneError)
+			} else {
+				out = append(out, raw[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return out
+}
+
+func hasBackslash(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' {
+			return true
+		}
+	}
+	return false
+}
+
+// knownKeys interns the ext field names of the requests the broker and
+// name server see most, so decoding them allocates no key strings. It is
+// read-only.
+var knownKeys = func() map[string]string {
+	names := []string{
+		// SendMessageRequestHeader and its V2 short form
+		"producerGroup", "topic", "defaultTopic", "defaultTopicQueueNums", "queueId",
+		"sysFlag", "bornTimestamp", "flag", "properties", "reconsumeTimes", "unitMode",
+		"maxReconsumeTimes", "batch", "bname", "brokerName",
+		"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n",
+		// pull, offsets, send-back, transactions
+		"consumerGroup", "queueOffset", "maxMsgNums", "commitOffset", "suspendTimeoutMillis",
+		"subscription", "subVersion", "expressionType", "offset", "timestamp", "group",
+		"delayLevel", "originMsgId", "originTopic", "commitLogOffset", "msgId",
+		"transactionId", "tranStateTableOffset", "commitOrRollback", "fromTransactionCheck",
+		"clientID", "clientId", "nextBeginOffset", "minOffset", "maxOffset",
+		"suggestWhichBrokerId", "MSG_REGION", "TRACE_ON", "lo", "committed",
+		// name server
+		"clusterName", "brokerAddr", "brokerId", "haServerAddr", "heartbeatTimeoutMillis",
+		"enableActingMaster", "compressed", "bodyCrc32", "zoneName", "masterAddr",
+		"namespace", "key", "value", "acceptStandardJsonOnly",
+	}
+	m := make(map[string]string, len(names))
+	for _, n := range names {
+		m[n] = n
+	}
+	return m
+}()

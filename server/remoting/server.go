@@ -1,0 +1,227 @@
+package remoting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+)
+
+// ErrServerClosed is returned by Serve and ListenAndServe after Shutdown or
+// Close.
+var ErrServerClosed = errors.New("remoting: server closed")
+
+// Server accepts remoting connections and answers requests with the
+// processors registered per request code (RocketMQ's NettyRemotingServer).
+// Register processors and listeners before serving.
+type Server struct {
+	ep *endpoint
+
+	mu        sync.Mutex // guards the fields below
+	closed    bool
+	listeners map[net.Listener]struct{}
+	conns     map[*Conn]struct{}
+	onConnect []func(*Conn)
+}
+
+// NewServer returns a server with no processors: every request gets
+// REQUEST_CODE_NOT_SUPPORTED until one is registered for its code.
+func NewServer(opts Options) (*Server, error) {
+	ep, err := newEndpoint(opts)
+	if err != nil {
+		return nil, fmt.Errorf("remoting: new server: %w", err)
+	}
+	s := &Server{
+		ep:        ep,
+		listeners: make(map[net.Listener]struct{}),
+		conns:     make(map[*Conn]struct{}),
+	}
+	ep.addCloseListener(s.forget)
+	return s, nil
+}
+
+// Register sets the processor of a request code; nil removes it.
+func (s *Server) Register(code int, p Processor) { s.ep.register(code, false, p) }
+
+// RegisterFunc sets a function as the processor of a request code.
+func (s *Server) RegisterFunc(code int, f func(ctx context.Context, req *Request) *Command) {
+	s.ep.register(code, false, ProcessorFunc(f))
+}
+
+// RegisterDefault sets the processor of codes that have none (RocketMQ's
+// default processor). Without one they get REQUEST_CODE_NOT_SUPPORTED.
+func (s *Server) RegisterDefault(p Processor) { s.ep.register(0, true, p) }
+
+// OnConnect adds a function called with each new connection before its
+// first request is read. It must not block.
+func (s *Server) OnConnect(f func(*Conn)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onConnect = append(s.onConnect, f)
+}
+
+// OnClose adds a function called once with each connection after it
+// closed, for whatever reason (RocketMQ's ChannelEventListener close,
+// exception and idle events). Calls on the requests it had waiting have
+// failed by then. It runs in the connection's goroutine and must not block
+// for long.
+func (s *Server) OnClose(f func(*Conn)) { s.ep.addCloseListener(f) }
+
+// ListenAndServe listens on the TCP address addr and serves it.
+func (s *Server) ListenAndServe(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("remoting: listen on %s: %w", addr, err)
+	}
+	return s.Serve(l)
+}
+
+// Serve accepts connections on l until Shutdown or Close, which close l,
+// and then returns ErrServerClosed. It may be called for several
+// listeners.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		l.Close()
+		return ErrServerClosed
+	}
+	s.listeners[l] = struct{}{}
+	s.mu.Unlock()
+
+	var backoff time.Duration
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if s.isClosed() {
+				return ErrServerClosed
+			}
+			if errors.Is(err, net.ErrClosed) {
+				s.mu.Lock()
+				delete(s.listeners, l)
+				s.mu.Unlock()
+				return fmt.Errorf("remoting: accept on %s: %w", l.Addr(), err)
+			}
+			// Out of file descriptors and the like: wait and go on.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.ep.log.Warn("remoting: accept failed, retrying", "err", err, "in", backoff)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		s.serveConn(nc)
+	}
+}
+
+func (s *Server) serveConn(nc net.Conn) {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	c := newConn(s.ep, nc, s.ep.nextID.Add(1))
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.ep.goroutines.add() // under s.mu, before Close marks the server closed
+	onConnect := s.onConnect
+	s.mu.Unlock()
+	s.ep.log.Debug("remoting: connection accepted", "conn", c)
+	for _, f := range onConnect {
+		f(c)
+	}
+	go c.readLoop()
+}
+
+// forget drops a closed connection from the server's set.
+func (s *Server) forget(c *Conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Addr returns the address of one of the server's listeners, or nil.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for l := range s.listeners {
+		return l.Addr()
+	}
+	return nil
+}
+
+// ConnCount is the number of open connections.
+func (s *Server) ConnCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// Shutdown stops the server gracefully: it closes the listeners, answers
+// new requests with SERVICE_NOT_AVAILABLE, waits for the requests in
+// flight (deferred ones included) to be answered, then closes every
+// connection and waits for the server's goroutines. If ctx ends first it
+// closes everything at once and returns ctx's error once the goroutines
+// have stopped, or right away if processors ignore their context.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if !s.stopAccepting() {
+		return ErrServerClosed
+	}
+	s.ep.draining.Store(true)
+	werr := s.ep.inflight.wait(ctx)
+	s.closeConns()
+	if err := s.ep.goroutines.wait(ctx); err != nil {
+		return err
+	}
+	return werr
+}
+
+// Close closes the listeners and every connection at once, and waits for
+// the server's goroutines: processors still running must honour their
+// context. Calls after the first return ErrServerClosed.
+func (s *Server) Close() error {
+	if !s.stopAccepting() {
+		return ErrServerClosed
+	}
+	s.ep.draining.Store(true)
+	s.closeConns()
+	return s.ep.goroutines.wait(context.Background())
+}
+
+// stopAccepting marks the server closed and closes its listeners; it
+// reports false if it was already closed.
+func (s *Server) stopAccepting() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.closed = true
+	for l := range s.listeners {
+		l.Close()
+	}
+	clear(s.listeners)
+	return true
+}
+
+func (s *Server) closeConns() {
+	s.mu.Lock()
+	conns := make([]*Conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+}
