@@ -8,18 +8,25 @@ BENCHTIME ?= 1000000x
 test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 15m ./...
+	# the official client's pull consumer races with itself: this one runs without -race
+	$(GO) test -timeout 5m -run 'TestE2E_PullConsumer' ./e2e/
 
-## bench: the CommitLog append benchmarks against their ceiling, in one run
+## bench: the CommitLog append benchmarks against their ceiling, then the
+## store's, in one run (-p 1: one package at a time)
 bench:
-	$(GO) test -run '^$$' -bench 'BenchmarkAppend|BenchmarkCeiling' -benchmem -benchtime $(BENCHTIME) ./commitlog/
+	$(GO) test -p 1 -run '^$$' -bench 'BenchmarkAppend|BenchmarkCeiling|BenchmarkPutMessage$$|BenchmarkGetMessage' -benchmem -benchtime $(BENCHTIME) ./commitlog/ ./store/
 
-## build: compile every package and command into ./bin
+## build: compile every package, and the commands into ./bin
 build:
 	$(GO) build ./...
+	$(GO) build -o bin/ ./cmd/...
 
-## run: until the broker lands, runs the CommitLog append benchmark (a store demo)
-run: bench
+## run: the broker on its embedded defaults (name server :9876, broker :10911),
+## started in ./run so that its store is ./run/store
+run: build
+	mkdir -p run && cd run && ../bin/broker
 
 ## fuzz: run each decoder's fuzz target for a short while
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./message/
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./server/remoting/

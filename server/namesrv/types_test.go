@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
-	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -106,20 +105,6 @@ func TestTopicList_AppendJSON(t *testing.T) {
 	require.Equal(t, `{"topicList":["a","b\"c"]}`, string((&TopicList{TopicList: []string{"a", `b"c`}}).AppendJSON(nil)))
 	require.Equal(t, `{"brokerAddr":"x:1","topicList":[]}`, string((&TopicList{BrokerAddr: "x:1", TopicList: []string{}}).AppendJSON(nil)))
 	require.Equal(t, `"<标签>"`, string(appendString(nil, "<标签>")))
-}
-
-func TestQuoteIntKeys(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{`{0:"a",1:"b"}`, `{"0":"a","1":"b"}`},
-		{`{ -12 :"a", 3:{4:[5,6]}}`, `{ "-12" :"a", "3":{"4":[5,6]}}`},
-		{`[1,2,{7:8}]`, `[1,2,{"7":8}]`},
-		{`{"k":"{0:1,2:3}"}`, `{"k":"{0:1,2:3}"}`},
-		{`{"k\"{0:":1}`, `{"k\"{0:":1}`},
-		{`{"a":1,"b":2}`, `{"a":1,"b":2}`},
-		{`{1.5:2}`, `{1.5:2}`}, // not an integer key: left alone (and invalid)
-	} {
-		require.Equal(t, tc.want, string(quoteIntKeys([]byte(tc.in))), tc.in)
-	}
 }
 
 // javaRegisterBody is a RegisterBrokerBody as fastjson writes it in a Java
@@ -265,19 +250,6 @@ func FuzzRegisterBrokerBody(f *testing.F) {
 		}
 		if len(back.TopicConfigSerializeWrapper.TopicConfigTable) != len(rb.TopicConfigSerializeWrapper.TopicConfigTable) {
 			t.Fatalf("topics lost in the round trip")
-		}
-	})
-}
-
-// FuzzQuoteIntKeys: valid JSON has no bare keys, so it comes back as is;
-// anything else must not panic.
-func FuzzQuoteIntKeys(f *testing.F) {
-	f.Add([]byte(javaRegisterBody))
-	f.Add([]byte(`{0:"a",-1:{2:[3,{4:5}]},"s":"{6:7}"}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		out := quoteIntKeys(b)
-		if json.Valid(b) && !bytes.Equal(out, b) {
-			t.Fatalf("valid JSON changed: %q -> %q", b, out)
 		}
 	})
 }

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rocketstore/rocketstore/server/broker"
+	"github.com/rocketstore/rocketstore/store"
+)
+
+// parseProperties reads a Java properties file as RocketMQ's broker.conf
+// is written: key=value (or key: value) lines, # and ! comments.
+func parseProperties(r io.Reader) (map[string]string, error) {
+	props := map[string]string{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		i := strings.IndexAny(line, "=:")
+		if i <= 0 {
+			return nil, fmt.Errorf("line %d: %q is not key=value", n, line)
+		}
+		props[strings.TrimSpace(line[:i])] = strings.TrimSpace(line[i+1:])
+	}
+	return props, sc.Err()
+}
+
+// applyProperties sets broker options from broker.conf keys; unknown keys
+// are returned so the caller can warn about them.
+func applyProperties(o *broker.Options, props map[string]string) (unknown []string, err error) {
+	var errs []error
+	num := func(k, v string) int64 {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q is not a number", k, v))
+		}
+		return n
+	}
+	boolean := func(k, v string) bool {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q is not true or false", k, v))
+		}
+		return b
+	}
+	for k, v := range props {
+		switch k {
+		case "brokerName":
+			o.BrokerName = v
+		case "brokerClusterName":
+			o.ClusterName = v
+		case "brokerId":
+			o.BrokerID = num(k, v)
+		case "listenPort":
+			o.ListenAddr = net.JoinHostPort("", strconv.FormatInt(num(k, v), 10))
+		case "namesrvAddr":
+			o.NamesrvAddrs = splitAddrs(v)
+		case "storePathRootDir":
+			o.StoreDir = v
+		case "brokerIP1":
+			o.BrokerIP1 = v
+		case "autoCreateTopicEnable":
+			o.DisableAutoCreateTopic = !boolean(k, v)
+		case "defaultTopicQueueNums":
+			o.DefaultTopicQueueNums = int(num(k, v))
+		case "longPollingEnable":
+			o.DisableLongPolling = !boolean(k, v)
+		case "flushDiskType":
+			switch v {
+			case "ASYNC_FLUSH":
+				o.Store.FlushDiskType = store.AsyncFlush
+			case "SYNC_FLUSH":
+				o.Store.FlushDiskType = store.SyncFlush
+			default:
+				errs = append(errs, fmt.Errorf("flushDiskType=%q: want ASYNC_FLUSH or SYNC_FLUSH", v))
+			}
+		case "brokerRole":
+			if v != "ASYNC_MASTER" && v != "SYNC_MASTER" {
+				errs = append(errs, fmt.Errorf("brokerRole=%q: only a master (ASYNC_MASTER, SYNC_MASTER) is served so far", v))
+			}
+		case "mappedFileSizeCommitLog":
+			o.Store.CommitLogFileSize = int(num(k, v))
+		case "mappedFileSizeConsumeQueue":
+			o.Store.ConsumeQueueFileUnits = int(num(k, v) / 20)
+		case "maxMessageSize":
+			o.Store.MaxMessageSize = int(num(k, v))
+		case "fileReservedTime":
+			o.Store.FileReservedTime = time.Duration(num(k, v)) * time.Hour
+		case "deleteWhen":
+			o.Store.DeleteWhen = v
+		case "diskMaxUsedSpaceRatio":
+			o.Store.DiskMaxUsedSpaceRatio = int(num(k, v))
+		case "syncFlushTimeout":
+			o.Store.SyncFlushTimeout = time.Duration(num(k, v)) * time.Millisecond
+		case "transientStorePoolEnable":
+			o.Store.TransientStorePool = boolean(k, v)
+		case "messageIndexEnable":
+			o.Store.DisableIndex = !boolean(k, v)
+		default:
+			unknown = append(unknown, k)
+		}
+	}
+	return unknown, errors.Join(errs...)
+}
+
+// splitAddrs splits RocketMQ's "host:port;host:port" name server list.
+func splitAddrs(s string) []string {
+	var out []string
+	for a := range strings.SplitSeq(s, ";") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}

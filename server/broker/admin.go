@@ -1,0 +1,86 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/rocketstore/rocketstore/message"
+	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/remoting"
+)
+
+// processUpdateAndCreateTopic handles UPDATE_AND_CREATE_TOPIC (17).
+func (b *Broker) processUpdateAndCreateTopic(_ context.Context, req *remoting.Request) *remoting.Command {
+	h := newHeader(req.Command)
+	h.require("topic")
+	cfg := namesrv.TopicConfig{
+		TopicName:       h.str("topic"),
+		ReadQueueNums:   int(h.int32("readQueueNums", 16)),
+		WriteQueueNums:  int(h.int32("writeQueueNums", 16)),
+		Perm:            int(h.int32("perm", namesrv.PermRead|namesrv.PermWrite)),
+		TopicFilterType: h.str("topicFilterType"),
+		TopicSysFlag:    int(h.int32("topicSysFlag", 0)),
+		Order:           h.bool("order"),
+	}
+	if h.err != nil {
+		return errResponse(remoting.SystemError, "bad header: %v", h.err)
+	}
+	if cfg.TopicFilterType == "" {
+		cfg.TopicFilterType = "SINGLE_TAG"
+	}
+	if err := message.ValidateTopic(cfg.TopicName); err != nil {
+		return errResponse(remoting.SystemError, "%v", err)
+	}
+	if cfg.TopicName == b.opts.ClusterName {
+		return errResponse(remoting.SystemError, "the topic[%s] is conflict with system reserved words", cfg.TopicName)
+	}
+	if cfg.ReadQueueNums <= 0 || cfg.WriteQueueNums <= 0 {
+		return errResponse(remoting.SystemError, "queue numbers must be positive: read %d, write %d", cfg.ReadQueueNums, cfg.WriteQueueNums)
+	}
+	if err := b.topics.Update(cfg); err != nil {
+		return errResponse(remoting.SystemError, "%v", err)
+	}
+	b.triggerRegister()
+	return remoting.NewResponse(remoting.Success, "")
+}
+
+// processGetAllTopicConfig handles GET_ALL_TOPIC_CONFIG (21).
+func (b *Broker) processGetAllTopicConfig(_ context.Context, _ *remoting.Request) *remoting.Command {
+	resp := remoting.NewResponse(remoting.Success, "")
+	resp.Body = b.topics.EncodeAllJSON()
+	return resp
+}
+
+// processDeleteTopic handles DELETE_TOPIC_IN_BROKER (215).
+func (b *Broker) processDeleteTopic(_ context.Context, req *remoting.Request) *remoting.Command {
+	h := newHeader(req.Command)
+	h.require("topic")
+	if h.err != nil {
+		return errResponse(remoting.SystemError, "bad header: %v", h.err)
+	}
+	if err := b.topics.Delete(h.str("topic")); err != nil {
+		return errResponse(remoting.SystemError, "%v", err)
+	}
+	b.triggerRegister()
+	return remoting.NewResponse(remoting.Success, "")
+}
+
+// registerProcessors wires every request code the broker serves.
+func (b *Broker) registerProcessors() {
+	s := b.srv
+	s.RegisterFunc(remoting.SendMessage, b.processSend)
+	s.RegisterFunc(remoting.SendMessageV2, b.processSend)
+	s.RegisterFunc(remoting.SendBatchMessage, b.processSend)
+	s.RegisterFunc(remoting.PullMessage, b.processPull)
+	s.RegisterFunc(remoting.QueryConsumerOffset, b.processQueryConsumerOffset)
+	s.RegisterFunc(remoting.UpdateConsumerOffset, b.processUpdateConsumerOffset)
+	s.RegisterFunc(remoting.GetMaxOffset, b.processQueueOffset)
+	s.RegisterFunc(remoting.GetMinOffset, b.processQueueOffset)
+	s.RegisterFunc(remoting.SearchOffsetByTimestamp, b.processQueueOffset)
+	s.RegisterFunc(remoting.GetEarliestMsgStoretime, b.processQueueOffset)
+	s.RegisterFunc(remoting.QueryMessage, b.processQueryMessage)
+	s.RegisterFunc(remoting.ViewMessageByID, b.processViewMessageByID)
+	s.RegisterFunc(remoting.UpdateAndCreateTopic, b.processUpdateAndCreateTopic)
+	s.RegisterFunc(remoting.GetAllTopicConfig, b.processGetAllTopicConfig)
+	s.RegisterFunc(remoting.DeleteTopicInBroker, b.processDeleteTopic)
+	b.clients.Register(s)
+}

@@ -1,0 +1,264 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rocketstore/rocketstore/server/broker/clients"
+	"github.com/rocketstore/rocketstore/server/broker/meta"
+	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/remoting"
+	"github.com/rocketstore/rocketstore/store"
+)
+
+// Broker is a RocketMQ master broker serving one store.
+type Broker struct {
+	opts Options
+	log  *slog.Logger
+
+	store   *store.MessageStore
+	topics  *meta.Topics
+	offsets *meta.Offsets
+	groups  *meta.SubscriptionGroups
+	clients *clients.Manager
+	hold    *holdService
+
+	srv      *remoting.Server
+	ln, vip  net.Listener
+	addr     string         // host:port registered and stamped into records
+	host     netip.AddrPort // the same, parsed
+	nsClient *remoting.Client
+
+	registerNow chan struct{}
+	stop        chan struct{}
+	wg          sync.WaitGroup
+	closeOnce   sync.Once
+	closeErr    error
+}
+
+// New opens the store and the config files, listens, and starts serving
+// and registering with the name servers.
+func New(opts Options) (*Broker, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	b := &Broker{opts: opts, log: opts.Logger, registerNow: make(chan struct{}, 1), stop: make(chan struct{})}
+	if err := b.open(); err != nil {
+		return nil, errors.Join(fmt.Errorf("broker: %w", err), b.closeParts())
+	}
+	b.wg.Go(func() { b.serve(b.ln) })
+	if b.vip != nil {
+		b.wg.Go(func() { b.serve(b.vip) })
+	}
+	b.wg.Go(b.registerLoop)
+	b.log.Info("broker started", "name", opts.BrokerName, "cluster", opts.ClusterName, "addr", b.addr,
+		"namesrv", opts.NamesrvAddrs, "store", opts.StoreDir)
+	return b, nil
+}
+
+func (b *Broker) open() error {
+	ln, err := net.Listen("tcp", b.opts.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", b.opts.ListenAddr, err)
+	}
+	b.ln = ln
+	port := ln.Addr().(*net.TCPAddr).Port
+	if !b.opts.NoVIPChannel && port > 2 {
+		host, _, _ := net.SplitHostPort(b.opts.ListenAddr)
+		vip, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port-2)))
+		if err != nil {
+			b.log.Warn("the VIP channel (listen port - 2) is not served", "err", err)
+		} else {
+			b.vip = vip
+		}
+	}
+	b.addr = net.JoinHostPort(b.opts.BrokerIP1, strconv.Itoa(port))
+	if b.host, err = netip.ParseAddrPort(b.addr); err != nil {
+		return err
+	}
+
+	so := b.opts.Store
+	so.StoreHost = b.host
+	if so.Logger == nil {
+		so.Logger = b.log
+	}
+	if b.store, err = store.Open(b.opts.StoreDir, so); err != nil {
+		return err
+	}
+	cfg := filepath.Join(b.opts.StoreDir, "config")
+	if b.topics, err = meta.OpenTopics(filepath.Join(cfg, "topics.json"), meta.TopicsOptions{
+		BrokerName:             b.opts.BrokerName,
+		ClusterName:            b.opts.ClusterName,
+		DisableAutoCreateTopic: b.opts.DisableAutoCreateTopic,
+		DefaultTopicQueueNums:  b.opts.DefaultTopicQueueNums,
+		Logger:                 b.log,
+	}); err != nil {
+		return err
+	}
+	if b.offsets, err = meta.OpenOffsets(filepath.Join(cfg, "consumerOffset.json"), b.log); err != nil {
+		return err
+	}
+	b.offsets.StartPersist(b.opts.FlushConsumerOffsetInterval)
+	if b.groups, err = meta.OpenSubscriptionGroups(filepath.Join(cfg, "subscriptionGroup.json"), meta.SubscriptionGroupsOptions{Logger: b.log}); err != nil {
+		return err
+	}
+	b.clients = clients.New(clients.Options{Logger: b.log, OnConsumerHeartbeat: b.consumerHeartbeat})
+	if b.srv, err = remoting.NewServer(remoting.Options{Logger: b.log}); err != nil {
+		return err
+	}
+	b.hold = newHoldService(b)
+	b.store.AddArrivalListener(b.hold.arrived)
+	b.registerProcessors()
+	return nil
+}
+
+// serve runs the remoting server on one listener until Shutdown.
+func (b *Broker) serve(ln net.Listener) {
+	if err := b.srv.Serve(ln); err != nil && !errors.Is(err, remoting.ErrServerClosed) {
+		b.log.Error("serving stopped", "addr", ln.Addr(), "err", err)
+	}
+}
+
+// Addr is the broker's address as registered with the name servers.
+func (b *Broker) Addr() string { return b.addr }
+
+// Store is the broker's message store.
+func (b *Broker) Store() *store.MessageStore { return b.store }
+
+// consumerHeartbeat makes the subscription group and the retry topic of a
+// consumer group that sent a heartbeat (ClientManageProcessor.heartBeat).
+func (b *Broker) consumerHeartbeat(cd *clients.ConsumerData) (bool, error) {
+	cfg, ok := b.groups.FindOrCreate(cd.GroupName)
+	if !ok {
+		return false, fmt.Errorf("subscription group %s does not exist and auto-creation is off", cd.GroupName)
+	}
+	retry := "%RETRY%" + cd.GroupName
+	if _, ok := b.topics.Get(retry); !ok {
+		if _, err := b.topics.CreateInSendMessageBack(retry, max(cfg.RetryQueueNums, 1), namesrv.PermRead|namesrv.PermWrite, 0); err != nil {
+			b.log.Warn("creating a retry topic failed", "topic", retry, "err", err)
+		}
+		b.triggerRegister()
+	}
+	return cfg.NotifyConsumerIdsChangedEnable, nil
+}
+
+// triggerRegister asks the register loop to register at once.
+func (b *Broker) triggerRegister() {
+	select {
+	case b.registerNow <- struct{}{}:
+	default:
+	}
+}
+
+// registerLoop registers with every name server at start, every
+// RegisterInterval, and when the topics change.
+func (b *Broker) registerLoop() {
+	if len(b.opts.NamesrvAddrs) == 0 {
+		return
+	}
+	t := time.NewTicker(b.opts.RegisterInterval)
+	defer t.Stop()
+	for {
+		b.registerAll()
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+		case <-b.registerNow:
+		}
+	}
+}
+
+func (b *Broker) registration() *namesrv.BrokerRegistration {
+	return &namesrv.BrokerRegistration{
+		ClusterName:  b.opts.ClusterName,
+		BrokerName:   b.opts.BrokerName,
+		BrokerAddr:   b.addr,
+		BrokerID:     b.opts.BrokerID,
+		HAServerAddr: net.JoinHostPort(b.opts.BrokerIP1, strconv.Itoa(b.ln.Addr().(*net.TCPAddr).Port+1)),
+		Topics:       b.topics.Wrapper(),
+	}
+}
+
+func (b *Broker) registerAll() {
+	if b.nsClient == nil {
+		c, err := remoting.NewClient(remoting.Options{Logger: b.log})
+		if err != nil {
+			b.log.Error("name server client", "err", err)
+			return
+		}
+		b.nsClient = c
+	}
+	reg := b.registration()
+	for _, addr := range b.opts.NamesrvAddrs {
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+		_, err := namesrv.Register(ctx, b.nsClient, addr, reg)
+		cancel()
+		if err != nil {
+			b.log.Warn("registering with the name server failed", "namesrv", addr, "err", err)
+		}
+	}
+}
+
+// Shutdown stops accepting requests, answers held pulls, waits for requests
+// in flight (bounded by ctx), unregisters, and closes the store (flushing
+// it and removing its abort file).
+func (b *Broker) Shutdown(ctx context.Context) error {
+	b.closeOnce.Do(func() {
+		close(b.stop)
+		b.hold.close()
+		err := b.srv.Shutdown(ctx)
+		b.wg.Wait()
+		if b.nsClient != nil {
+			for _, addr := range b.opts.NamesrvAddrs {
+				uctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				uerr := namesrv.Unregister(uctx, b.nsClient, addr, b.opts.ClusterName, b.opts.BrokerName, b.addr, b.opts.BrokerID)
+				if uerr != nil {
+					b.log.Warn("unregistering failed", "namesrv", addr, "err", uerr)
+				}
+				cancel()
+			}
+		}
+		b.closeErr = errors.Join(err, b.closeParts())
+		b.log.Info("broker stopped", "err", b.closeErr)
+	})
+	return b.closeErr
+}
+
+func (b *Broker) closeParts() error {
+	var err error
+	if b.ln != nil {
+		b.ln.Close()
+	}
+	if b.vip != nil {
+		b.vip.Close()
+	}
+	if b.clients != nil {
+		b.clients.Close()
+	}
+	if b.nsClient != nil {
+		err = errors.Join(err, b.nsClient.Close())
+	}
+	if b.offsets != nil {
+		err = errors.Join(err, b.offsets.Close())
+	}
+	if b.groups != nil {
+		err = errors.Join(err, b.groups.Persist())
+	}
+	if b.topics != nil {
+		err = errors.Join(err, b.topics.Persist())
+	}
+	if b.store != nil {
+		err = errors.Join(err, b.store.Close())
+	}
+	return err
+}

@@ -1,0 +1,14 @@
+// Package broker is the RocketMQ broker on top of the store: the request
+// processors a producer and a consumer need, on RocketMQ's remoting
+// protocol, so that applications written for Apache RocketMQ run against it
+// unchanged.
+//
+// A Broker serves one store. It registers with its name servers every 30 s
+// (and at once when its topics change), takes sends (SEND_MESSAGE,
+// SEND_MESSAGE_V2, SEND_BATCH_MESSAGE) with topic auto-creation from TBW102,
+// answers pulls with the stored records as they are (PULL_MESSAGE), holding
+// a pull that finds nothing until a message arrives or its suspend timeout
+// passes (long polling), and keeps consumer offsets, topic configs and
+// subscription groups under {store}/config. Client bookkeeping (heartbeats,
+// consumer groups) is in package clients; the config files in package meta.
+package broker

@@ -1,0 +1,419 @@
+package meta
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/rocketstore/rocketstore/internal/fastjson"
+	"github.com/rocketstore/rocketstore/message"
+	"github.com/rocketstore/rocketstore/server/namesrv"
+)
+
+// Defaults of TopicsOptions (RocketMQ's BrokerConfig).
+const (
+	// DefaultClusterName is brokerClusterName's default.
+	DefaultClusterName = "DefaultCluster"
+	// DefaultBrokerName is brokerName's default where the host name is
+	// unknown (RocketMQ uses the host name).
+	DefaultBrokerName = "DEFAULT_BROKER"
+	// DefaultTopicQueueNums is defaultTopicQueueNums: TBW102's queues.
+	DefaultTopicQueueNums = 8
+	// DefaultBrokerPermission is brokerPermission's default: read|write.
+	DefaultBrokerPermission = namesrv.PermRead | namesrv.PermWrite
+)
+
+// System topics and TopicConfig defaults (TopicValidator, MixAll,
+// PopAckConstants, TopicConfig).
+const (
+	defaultTopicFilterType      = "SINGLE_TAG"
+	defaultQueueNumsOfTopic     = 16 // TopicConfig's own default
+	scheduleTopicQueueNums      = 18 // one per delay level
+	benchmarkTopicQueueNums     = 1024
+	reviveQueueNums             = 8 // BrokerConfig.reviveQueueNum
+	topicSelfTest               = "SELF_TEST_TOPIC"
+	topicBenchmark              = "BenchmarkTest"
+	topicOffsetMovedEvent       = "OFFSET_MOVED_EVENT"
+	replyTopicSuffix            = "_REPLY_TOPIC"
+	reviveTopicPrefix           = message.SystemTopicPrefix + "REVIVE_LOG_"
+	syncBrokerMemberTopicPrefix = message.SystemTopicPrefix + "SYNC_BROKER_MEMBER_"
+	permReadWrite               = namesrv.PermRead | namesrv.PermWrite
+	permAll                     = namesrv.PermRead | namesrv.PermWrite | namesrv.PermInherit
+	permMask                    = namesrv.PermPriority | permAll
+)
+
+// TopicsOptions configures OpenTopics. The zero value is RocketMQ's
+// default broker.
+type TopicsOptions struct {
+	// BrokerName and ClusterName name two of the system topics.
+	// "": DefaultBrokerName, DefaultClusterName.
+	BrokerName  string
+	ClusterName string
+	// DisableAutoCreateTopic turns autoCreateTopicEnable off: no TBW102,
+	// and sends to unknown topics are refused.
+	DisableAutoCreateTopic bool
+	// DefaultTopicQueueNums is TBW102's queue count. 0: 8.
+	DefaultTopicQueueNums int
+	// BrokerPermission is the broker's own permission; unless it has both
+	// read and write, Wrapper masks every topic's perm with it. 0: 6.
+	BrokerPermission int
+	// Logger gets create, delete and fall-back-to-.bak events. nil: discard.
+	Logger *slog.Logger
+}
+
+func (o TopicsOptions) withDefaults() TopicsOptions {
+	if o.BrokerName == "" {
+		o.BrokerName = DefaultBrokerName
+	}
+	if o.ClusterName == "" {
+		o.ClusterName = DefaultClusterName
+	}
+	if o.DefaultTopicQueueNums == 0 {
+		o.DefaultTopicQueueNums = DefaultTopicQueueNums
+	}
+	if o.BrokerPermission == 0 {
+		o.BrokerPermission = DefaultBrokerPermission
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+func (o TopicsOptions) validate() error {
+	var errs []error
+	if o.DefaultTopicQueueNums < 0 {
+		errs = append(errs, fmt.Errorf("DefaultTopicQueueNums %d is negative", o.DefaultTopicQueueNums))
+	}
+	if o.BrokerPermission&^permMask != 0 || o.BrokerPermission < 0 {
+		errs = append(errs, fmt.Errorf("BrokerPermission %d is not a combination of 8 (priority), 4 (read), 2 (write), 1 (inherit)", o.BrokerPermission))
+	}
+	return errors.Join(errs...)
+}
+
+// Topics is RocketMQ's TopicConfigManager: the broker's topic configs and
+// their data version, kept in topics.json. Every change bumps the data
+// version and rewrites the file before the method returns. A Topics is safe
+// for concurrent use.
+//
+// The Attributes map of a returned TopicConfig is shared with the Topics:
+// read it, never modify it.
+type Topics struct {
+	opts TopicsOptions
+	log  *slog.Logger
+	file configFile
+
+	mu         sync.RWMutex // guards table, version, brokerPerm
+	table      map[string]namesrv.TopicConfig
+	version    namesrv.DataVersion
+	brokerPerm int
+}
+
+// OpenTopics loads the topic configs from path ({storeRoot}/config/
+// topics.json), over RocketMQ's system topics: SELF_TEST_TOPIC, TBW102
+// (unless auto-create is off), BenchmarkTest, the cluster and broker name
+// topics, OFFSET_MOVED_EVENT, SCHEDULE_TOPIC_XXXX, {cluster}_REPLY_TOPIC,
+// rmq_sys_REVIVE_LOG_{cluster}, rmq_sys_SYNC_BROKER_MEMBER_{broker},
+// RMQ_SYS_TRANS_HALF_TOPIC, RMQ_SYS_TRANS_OP_HALF_TOPIC and
+// rmq_sys_wheel_timer. Configs in the file win over these. A missing file
+// is an empty one; an unreadable one falls back to its .bak (logged), and
+// fails with ErrCorrupt if that is unreadable too. Nothing is written
+// until the first change or Persist.
+func OpenTopics(path string, opts TopicsOptions) (*Topics, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("meta: open %s: %w", path, err)
+	}
+	t := &Topics{
+		opts:       opts,
+		log:        opts.Logger,
+		file:       configFile{path: path, log: opts.Logger},
+		table:      make(map[string]namesrv.TopicConfig, 64),
+		version:    namesrv.DataVersion{Timestamp: time.Now().UnixMilli()},
+		brokerPerm: opts.BrokerPermission,
+	}
+	for _, c := range systemTopics(opts) {
+		t.table[c.TopicName] = c
+	}
+	if err := t.file.load(t.decode); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// systemTopics are the topics TopicConfigManager's constructor makes.
+func systemTopics(o TopicsOptions) []namesrv.TopicConfig {
+	tc := func(name string, queues, perm int) namesrv.TopicConfig {
+		return namesrv.TopicConfig{
+			Attributes:      map[string]string{},
+			Perm:            perm,
+			ReadQueueNums:   queues,
+			WriteQueueNums:  queues,
+			TopicFilterType: defaultTopicFilterType,
+			TopicName:       name,
+		}
+	}
+	topics := []namesrv.TopicConfig{tc(topicSelfTest, 1, permReadWrite)}
+	if !o.DisableAutoCreateTopic {
+		topics = append(topics, tc(message.TopicAutoCreate, o.DefaultTopicQueueNums, permAll))
+	}
+	return append(topics,
+		tc(topicBenchmark, benchmarkTopicQueueNums, permReadWrite),
+		tc(o.ClusterName, defaultQueueNumsOfTopic, permAll), // clusterTopicEnable
+		tc(o.BrokerName, 1, permAll),                        // brokerTopicEnable
+		tc(topicOffsetMovedEvent, 1, permReadWrite),
+		tc(message.TopicSchedule, scheduleTopicQueueNums, permReadWrite),
+		tc(o.ClusterName+replyTopicSuffix, 1, permReadWrite),
+		tc(reviveTopicPrefix+o.ClusterName, reviveQueueNums, permReadWrite),
+		tc(syncBrokerMemberTopicPrefix+o.BrokerName, 1, namesrv.PermInherit),
+		tc(message.TopicTransHalf, 1, permReadWrite),
+		tc(message.TopicTransOpHalf, 1, permReadWrite),
+		tc(message.TopicTimer, 1, permReadWrite), // timerWheelEnable
+	)
+}
+
+// decode applies a topics.json: its configs over the table, its data
+// version. Nothing changes if it does not read.
+func (t *Topics) decode(data []byte) error {
+	var w struct {
+		DataVersion      *namesrv.DataVersion            `json:"dataVersion"`
+		TopicConfigTable map[string]*namesrv.TopicConfig `json:"topicConfigTable"`
+	}
+	if err := fastjson.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for name, c := range w.TopicConfigTable {
+		if c == nil {
+			continue // "T":null
+		}
+		if c.TopicName == "" {
+			c.TopicName = name
+		}
+		t.table[name] = *c
+	}
+	if w.DataVersion != nil {
+		t.version = *w.DataVersion
+	}
+	return nil
+}
+
+// Get returns the config of topic (selectTopicConfig).
+func (t *Topics) Get(topic string) (namesrv.TopicConfig, bool) {
+	t.mu.RLock()
+	c, ok := t.table[topic]
+	t.mu.RUnlock()
+	return c, ok
+}
+
+// CreateInSendMessage finds topic or creates it from defaultTopic, for a
+// send to a topic the broker does not have (createTopicInSendMessageMethod).
+// The new topic inherits from defaultTopic (TBW102, or the producer's
+// createTopicKey) if that has the inherit bit: min(clientDefaultQueueNums,
+// its write queues) queues each way, its perm without the inherit bit, its
+// filter type, and topicSysFlag. With auto-create off TBW102 never
+// passes on its perm. It returns the config and true if it created it;
+// the config and false if topic already existed; a zero config and false
+// if creating it is not allowed. A non-nil error means the topic was
+// created but topics.json could not be written.
+func (t *Topics) CreateInSendMessage(topic, defaultTopic string, clientDefaultQueueNums int, topicSysFlag int) (namesrv.TopicConfig, bool, error) {
+	t.mu.Lock()
+	if c, ok := t.table[topic]; ok {
+		t.mu.Unlock()
+		return c, false, nil
+	}
+	def, ok := t.table[defaultTopic]
+	if !ok {
+		t.mu.Unlock()
+		t.log.Warn("not creating a topic: its default topic does not exist", "topic", topic, "defaultTopic", defaultTopic)
+		return namesrv.TopicConfig{}, false, nil
+	}
+	perm := def.Perm
+	if defaultTopic == message.TopicAutoCreate && t.opts.DisableAutoCreateTopic {
+		perm = permReadWrite
+	}
+	if perm&namesrv.PermInherit == 0 {
+		t.mu.Unlock()
+		t.log.Warn("not creating a topic: its default topic may not be inherited", "topic", topic, "defaultTopic", defaultTopic, "perm", perm)
+		return namesrv.TopicConfig{}, false, nil
+	}
+	queues := max(min(clientDefaultQueueNums, def.WriteQueueNums), 0)
+	c := namesrv.TopicConfig{
+		Attributes:      map[string]string{},
+		Perm:            perm &^ namesrv.PermInherit,
+		ReadQueueNums:   queues,
+		WriteQueueNums:  queues,
+		TopicFilterType: def.TopicFilterType,
+		TopicName:       topic,
+		TopicSysFlag:    topicSysFlag,
+	}
+	t.putLocked(c)
+	t.mu.Unlock()
+	t.log.Info("created a topic from its default topic", "topic", topic, "defaultTopic", defaultTopic,
+		"queues", queues, "perm", c.Perm)
+	return c, true, t.Persist()
+}
+
+// CreateInSendMessageBack finds topic or creates it with queueNums queues
+// each way, perm and topicSysFlag: the %RETRY% and %DLQ% topics of
+// consumer groups (createTopicInSendMessageBackMethod). A non-nil error
+// means the topic was created but topics.json could not be written.
+func (t *Topics) CreateInSendMessageBack(topic string, queueNums, perm, topicSysFlag int) (namesrv.TopicConfig, error) {
+	t.mu.Lock()
+	if c, ok := t.table[topic]; ok {
+		t.mu.Unlock()
+		return c, nil
+	}
+	c := namesrv.TopicConfig{
+		Attributes:      map[string]string{},
+		Perm:            perm,
+		ReadQueueNums:   queueNums,
+		WriteQueueNums:  queueNums,
+		TopicFilterType: defaultTopicFilterType,
+		TopicName:       topic,
+		TopicSysFlag:    topicSysFlag,
+	}
+	t.putLocked(c)
+	t.mu.Unlock()
+	t.log.Info("created a topic", "topic", topic, "queues", queueNums, "perm", perm)
+	return c, t.Persist()
+}
+
+// Update creates or replaces the config of cfg.TopicName
+// (UPDATE_AND_CREATE_TOPIC, updateTopicConfig). An empty TopicFilterType
+// becomes SINGLE_TAG; Attributes are copied and stored as given. It fails
+// with ErrInvalidName for a name RocketMQ refuses, and on negative queue
+// counts or an unknown perm bit. Once the config is validated it is
+// applied even if topics.json cannot be written; the error then says so.
+func (t *Topics) Update(cfg namesrv.TopicConfig) error {
+	if err := message.ValidateTopic(cfg.TopicName); err != nil {
+		return fmt.Errorf("meta: update topic: %w: %w", ErrInvalidName, err)
+	}
+	if cfg.ReadQueueNums < 0 || cfg.WriteQueueNums < 0 || cfg.Perm < 0 || cfg.Perm&^permMask != 0 {
+		return fmt.Errorf("meta: update topic %s: read %d, write %d queues and perm %d: queue counts must not be negative, perm is a combination of 8, 4, 2, 1",
+			cfg.TopicName, cfg.ReadQueueNums, cfg.WriteQueueNums, cfg.Perm)
+	}
+	if cfg.TopicFilterType == "" {
+		cfg.TopicFilterType = defaultTopicFilterType
+	}
+	cfg.Attributes = maps.Clone(cfg.Attributes)
+	if cfg.Attributes == nil {
+		cfg.Attributes = map[string]string{}
+	}
+	t.mu.Lock()
+	_, existed := t.table[cfg.TopicName]
+	t.putLocked(cfg)
+	t.mu.Unlock()
+	if existed {
+		t.log.Info("updated a topic", "topic", cfg.TopicName, "read", cfg.ReadQueueNums, "write", cfg.WriteQueueNums, "perm", cfg.Perm)
+	} else {
+		t.log.Info("created a topic", "topic", cfg.TopicName, "read", cfg.ReadQueueNums, "write", cfg.WriteQueueNums, "perm", cfg.Perm)
+	}
+	return t.Persist()
+}
+
+// Delete removes the config of topic (DELETE_TOPIC_IN_BROKER,
+// deleteTopicConfig). Deleting a topic that does not exist changes
+// nothing and is no error.
+func (t *Topics) Delete(topic string) error {
+	t.mu.Lock()
+	if _, ok := t.table[topic]; !ok {
+		t.mu.Unlock()
+		return nil
+	}
+	delete(t.table, topic)
+	t.bumpLocked()
+	t.mu.Unlock()
+	t.log.Info("deleted a topic", "topic", topic)
+	return t.Persist()
+}
+
+// All returns every topic config, sorted by name.
+func (t *Topics) All() []namesrv.TopicConfig {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	out := make([]namesrv.TopicConfig, 0, len(t.table))
+	for _, name := range slices.Sorted(maps.Keys(t.table)) {
+		out = append(out, t.table[name])
+	}
+	return out
+}
+
+// DataVersion returns the data version: a new counter and timestamp after
+// every change.
+func (t *Topics) DataVersion() namesrv.DataVersion {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.version
+}
+
+// SetBrokerPermission changes the broker's own permission (the
+// brokerPermission of UPDATE_BROKER_CONFIG; 4 after wipeWritePerm). It
+// only changes what Wrapper reports.
+func (t *Topics) SetBrokerPermission(perm int) error {
+	if perm <= 0 || perm&^permMask != 0 {
+		return fmt.Errorf("meta: broker permission %d is not a combination of 8, 4, 2, 1", perm)
+	}
+	t.mu.Lock()
+	t.brokerPerm = perm
+	t.mu.Unlock()
+	return nil
+}
+
+// Wrapper returns the topic configs and data version for REGISTER_BROKER
+// (buildTopicConfigSerializeWrapper), each topic's perm masked with the
+// broker permission if that lacks read or write (registerBrokerAll). The
+// result is a copy the caller owns.
+func (t *Topics) Wrapper() namesrv.TopicConfigSerializeWrapper {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	mask := t.brokerPerm&namesrv.PermRead == 0 || t.brokerPerm&namesrv.PermWrite == 0
+	table := make(map[string]namesrv.TopicConfig, len(t.table))
+	for name, c := range t.table {
+		c.Attributes = maps.Clone(c.Attributes)
+		if mask {
+			c.Perm &= t.brokerPerm
+		}
+		table[name] = c
+	}
+	return namesrv.TopicConfigSerializeWrapper{DataVersion: t.version, TopicConfigTable: table}
+}
+
+// EncodeAllJSON returns the body of GET_ALL_TOPIC_CONFIG (21): Java's
+// TopicConfigSerializeWrapper JSON, compact, topics sorted by name:
+//
+//	{"dataVersion":{"counter":1,"stateVersion":0,"timestamp":1700000000000},
+//	 "topicConfigTable":{"T":{"attributes":{},"order":false,"perm":6,
+//	  "readQueueNums":8,"topicFilterType":"SINGLE_TAG","topicName":"T",
+//	  "topicSysFlag":0,"writeQueueNums":8}}}
+func (t *Topics) EncodeAllJSON() []byte {
+	return t.encode(false)
+}
+
+func (t *Topics) encode(pretty bool) []byte {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	w := fastjson.NewWriter(make([]byte, 0, 256*len(t.table)), pretty)
+	writeTopicWrapper(w, t.table, t.version)
+	return w.Bytes()
+}
+
+// Persist writes topics.json now, in fastjson's pretty form as a Java
+// broker writes it. Changes persist by themselves; this is for shutdown.
+func (t *Topics) Persist() error {
+	return t.file.save(func() []byte { return t.encode(true) })
+}
+
+func (t *Topics) putLocked(c namesrv.TopicConfig) {
+	t.table[c.TopicName] = c
+	t.bumpLocked()
+}
+
+func (t *Topics) bumpLocked() {
+	nextVersion(&t.version)
+}

@@ -1,0 +1,97 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/rocketstore/rocketstore/store"
+)
+
+// Options configure a Broker. The zero value works: a broker "broker-a" of
+// cluster "DefaultCluster" on 127.0.0.1:10911 with its store under ./store.
+type Options struct {
+	// BrokerName, ClusterName and BrokerID name the broker (brokerName,
+	// brokerClusterName, brokerId; 0 is the master).
+	BrokerName, ClusterName string
+	BrokerID                int64
+	// ListenAddr is where clients connect (listenPort); "" means :10911.
+	// The broker also serves the "VIP channel" on the port two below.
+	ListenAddr string
+	// NoVIPChannel turns off the second listener on port-2.
+	NoVIPChannel bool
+	// BrokerIP1 is the address registered with the name servers and stamped
+	// into records; "" means 127.0.0.1.
+	BrokerIP1 string
+	// NamesrvAddrs are the name servers to register with.
+	NamesrvAddrs []string
+	// RegisterInterval is how often the broker registers; 0 means 30 s.
+	RegisterInterval time.Duration
+	// StoreDir is the store's root (storePathRootDir); "" means ./store.
+	StoreDir string
+	// Store configures the store; its StoreHost is set from BrokerIP1 and
+	// the listen port.
+	Store store.Options
+	// DisableAutoCreateTopic refuses sends to unknown topics
+	// (autoCreateTopicEnable=false).
+	DisableAutoCreateTopic bool
+	// DefaultTopicQueueNums is the queue count of auto-created topics; 0 means 8.
+	DefaultTopicQueueNums int
+	// DisableLongPolling answers a pull that finds nothing at once
+	// (longPollingEnable=false holds it only 1 s in RocketMQ; here it is not held).
+	DisableLongPolling bool
+	// FlushConsumerOffsetInterval is how often offsets are saved; 0 means 5 s.
+	FlushConsumerOffsetInterval time.Duration
+	// Logger receives the broker's logs; nil discards.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.BrokerName == "" {
+		o.BrokerName = "broker-a"
+	}
+	if o.ClusterName == "" {
+		o.ClusterName = "DefaultCluster"
+	}
+	if o.ListenAddr == "" {
+		o.ListenAddr = ":10911"
+	}
+	if o.BrokerIP1 == "" {
+		o.BrokerIP1 = "127.0.0.1"
+	}
+	if o.RegisterInterval == 0 {
+		o.RegisterInterval = 30 * time.Second
+	}
+	if o.StoreDir == "" {
+		o.StoreDir = "store"
+	}
+	if o.DefaultTopicQueueNums == 0 {
+		o.DefaultTopicQueueNums = 8
+	}
+	if o.FlushConsumerOffsetInterval == 0 {
+		o.FlushConsumerOffsetInterval = 5 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	var errs []error
+	if _, port, err := net.SplitHostPort(o.ListenAddr); err != nil {
+		errs = append(errs, fmt.Errorf("ListenAddr %q: %w", o.ListenAddr, err))
+	} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		errs = append(errs, fmt.Errorf("ListenAddr %q: bad port", o.ListenAddr))
+	}
+	if net.ParseIP(o.BrokerIP1) == nil {
+		errs = append(errs, fmt.Errorf("BrokerIP1 %q is not an IP address", o.BrokerIP1))
+	}
+	if o.BrokerID < 0 {
+		errs = append(errs, fmt.Errorf("BrokerID %d is negative", o.BrokerID))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,196 @@
+package broker
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rocketstore/rocketstore/server/broker/clients"
+	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/remoting"
+	"github.com/rocketstore/rocketstore/store"
+)
+
+// Pull request sysFlag bits (PullSysFlag).
+const (
+	pullCommitOffset = 1 << iota
+	pullSuspend
+	pullSubscription
+	pullClassFilter
+)
+
+// pullRequest is a parsed PULL_MESSAGE header.
+type pullRequest struct {
+	group, topic   string
+	queueID        int32
+	offset         int64
+	maxMsgNums     int
+	sysFlag        int32
+	commitOffset   int64
+	suspendMillis  int64
+	subscription   string
+	subVersion     int64
+	expressionType string
+	filter         store.Filter
+	req            *remoting.Request
+	deadline       time.Time // of a held pull
+}
+
+func parsePull(req *remoting.Request) (*pullRequest, error) {
+	h := newHeader(req.Command)
+	h.require("consumerGroup", "topic", "queueId", "queueOffset")
+	p := &pullRequest{
+		group:          h.str("consumerGroup"),
+		topic:          h.str("topic"),
+		queueID:        h.int32("queueId", 0),
+		offset:         h.int64("queueOffset", 0),
+		maxMsgNums:     int(h.int32("maxMsgNums", 32)),
+		sysFlag:        h.int32("sysFlag", 0),
+		commitOffset:   h.int64("commitOffset", -1),
+		suspendMillis:  h.int64("suspendTimeoutMillis", 20000),
+		subscription:   h.str("subscription"),
+		subVersion:     h.int64("subVersion", 0),
+		expressionType: h.str("expressionType"),
+		req:            req,
+	}
+	if p.maxMsgNums <= 0 {
+		p.maxMsgNums = 1 // lite-pull sends 0; RocketMQ still returns one message
+	}
+	return p, h.err
+}
+
+// processPull handles PULL_MESSAGE (11), as RocketMQ's PullMessageProcessor.
+func (b *Broker) processPull(_ context.Context, req *remoting.Request) *remoting.Command {
+	p, err := parsePull(req)
+	if err != nil {
+		return errResponse(remoting.SystemError, "bad pull header: %v", err)
+	}
+	return b.pull(p, !b.opts.DisableLongPolling)
+}
+
+// pull answers p; with allowSuspend, a pull that finds nothing is held
+// and nil is returned (the hold service answers it later).
+func (b *Broker) pull(p *pullRequest, allowSuspend bool) *remoting.Command {
+	group, ok := b.groups.FindOrCreate(p.group)
+	if !ok {
+		return errResponse(remoting.SubscriptionGroupNotExist, "subscription group [%s] does not exist", p.group)
+	}
+	if !group.ConsumeEnable {
+		return errResponse(remoting.NoPermission, "subscription group no permission, %s", p.group)
+	}
+	cfg, ok := b.topics.Get(p.topic)
+	if !ok {
+		return errResponse(remoting.TopicNotExist, "topic[%s] not exist, apply first please!", p.topic)
+	}
+	if cfg.Perm&namesrv.PermRead == 0 {
+		return errResponse(remoting.NoPermission, "the topic[%s] pulling message is forbidden", p.topic)
+	}
+	if p.queueID < 0 || int(p.queueID) >= cfg.ReadQueueNums {
+		return errResponse(remoting.SystemError, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
+			p.queueID, p.topic, cfg.ReadQueueNums, p.req.Conn.RemoteAddr())
+	}
+	if p.filter == nil {
+		if resp := b.pullFilter(p); resp != nil {
+			return resp
+		}
+	}
+
+	res := b.store.GetMessage(p.group, p.topic, p.queueID, p.offset, p.maxMsgNums, p.filter)
+	defer res.Release()
+	code, remark := remoting.Success, ""
+	switch res.Status {
+	case store.Found:
+	case store.MessageWasRemoving, store.NoMatchedMessage:
+		code = remoting.PullRetryImmediately
+	case store.NoMatchedLogicQueue, store.NoMessageInQueue:
+		code = remoting.PullNotFound
+		if p.offset != 0 {
+			code = remoting.PullOffsetMoved
+		}
+	case store.OffsetFoundNull, store.OffsetOverflowOne:
+		code = remoting.PullNotFound
+	case store.OffsetOverflowBadly, store.OffsetTooSmall:
+		code = remoting.PullOffsetMoved
+	}
+	if code != remoting.Success {
+		remark = res.Status.String()
+	}
+	if p.sysFlag&pullCommitOffset != 0 && allowSuspend && p.commitOffset >= 0 {
+		b.offsets.Commit(p.group, p.topic, p.queueID, p.commitOffset)
+	}
+	if code == remoting.PullNotFound && allowSuspend && p.sysFlag&pullSuspend != 0 {
+		b.hold.suspend(p, res.MaxOffset)
+		return nil
+	}
+	resp := remoting.NewResponse(code, remark)
+	resp.ExtFields = map[string]string{
+		"nextBeginOffset":      strconv.FormatInt(res.NextBeginOffset, 10),
+		"minOffset":            strconv.FormatInt(res.MinOffset, 10),
+		"maxOffset":            strconv.FormatInt(res.MaxOffset, 10),
+		"suggestWhichBrokerId": "0",
+	}
+	if code == remoting.Success {
+		body := make([]byte, 0, res.BufferTotalSize)
+		for _, m := range res.Messages {
+			body = append(body, m.Bytes()...)
+		}
+		resp.Body = body
+	}
+	return resp
+}
+
+// pullFilter sets p.filter from the request's subscription or, as push
+// consumers send none, from the group's heartbeat.
+func (b *Broker) pullFilter(p *pullRequest) *remoting.Command {
+	if p.sysFlag&pullSubscription != 0 {
+		if p.expressionType != "" && p.expressionType != "TAG" {
+			return errResponse(remoting.SubscriptionParseFailed, "expression type %s is not supported; use TAG", p.expressionType)
+		}
+		p.filter = tagFilter(p.subscription)
+		return nil
+	}
+	g, ok := b.clients.Group(p.group)
+	if !ok {
+		return errResponse(remoting.SubscriptionNotExist, "the consumer's group info not exist")
+	}
+	if g.MessageModel == clients.Broadcasting && !b.groupBroadcastEnabled(p.group) {
+		return errResponse(remoting.NoPermission, "the consumer group[%s] can not consume by broadcast way", p.group)
+	}
+	sub, ok := b.clients.Subscription(p.group, p.topic)
+	if !ok {
+		return errResponse(remoting.SubscriptionNotExist, "the consumer's subscription not exist")
+	}
+	if sub.SubVersion < p.subVersion {
+		return errResponse(remoting.SubscriptionNotLatest, "the consumer's subscription not latest")
+	}
+	if !sub.MatchesAll() {
+		p.filter = subscriptionFilter{sub}
+	}
+	return nil
+}
+
+// subscriptionFilter filters by a heartbeat subscription's tag codes.
+type subscriptionFilter struct{ sub clients.Subscription }
+
+func (f subscriptionFilter) MatchTagsCode(code int64) bool { return f.sub.MatchesTagsCode(code) }
+
+func (b *Broker) groupBroadcastEnabled(group string) bool {
+	cfg, ok := b.groups.Get(group)
+	return !ok || cfg.ConsumeBroadcastEnable
+}
+
+// tagFilter parses a TAG subscription expression: "*", "", or "a || b".
+func tagFilter(expr string) store.Filter {
+	expr = strings.TrimSpace(expr)
+	if expr == "" || expr == "*" {
+		return nil
+	}
+	var tags []string
+	for t := range strings.SplitSeq(expr, "||") {
+		if t = strings.TrimSpace(t); t != "" {
+			tags = append(tags, t)
+		}
+	}
+	return store.NewTagFilter(tags...)
+}

@@ -1,0 +1,228 @@
+package broker
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/rocketstore/rocketstore/commitlog"
+	"github.com/rocketstore/rocketstore/message"
+	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/remoting"
+	"github.com/rocketstore/rocketstore/store"
+)
+
+// processSend handles SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and
+// SEND_BATCH_MESSAGE (320), as RocketMQ's SendMessageProcessor.
+func (b *Broker) processSend(_ context.Context, req *remoting.Request) *remoting.Command {
+	h := sendHeader(req.Command)
+	h.require("producerGroup", "topic", "queueId")
+	topic := h.str("topic")
+	queueID := h.int32("queueId", 0)
+	sysFlag := h.int32("sysFlag", 0)
+	bornTs := h.int64("bornTimestamp", 0)
+	flag := h.int32("flag", 0)
+	reconsume := h.int32("reconsumeTimes", 0)
+	maxReconsume := h.int32("maxReconsumeTimes", 16)
+	defaultQueueNums := h.int32("defaultTopicQueueNums", 4)
+	if h.err != nil {
+		return errResponse(remoting.SystemError, "bad send header: %v", h.err)
+	}
+	if err := message.ValidateTopic(topic); err != nil {
+		return errResponse(remoting.MessageIllegal, "%v", err)
+	}
+	cfg, resp := b.topicForSend(topic, h.str("defaultTopic"), int(defaultQueueNums), sysFlag)
+	if resp != nil {
+		return resp
+	}
+	queues := int32(max(cfg.WriteQueueNums, cfg.ReadQueueNums))
+	if queueID < 0 {
+		queueID = rand.Int32N(int32(max(cfg.WriteQueueNums, 1)))
+	}
+	if queueID >= queues {
+		return errResponse(remoting.SystemError, "request queueId[%d] is illegal, %s Producer: %s", queueID, topic, req.Conn.RemoteAddr())
+	}
+	if strings.HasPrefix(topic, message.RetryTopicPrefix) && reconsume >= maxReconsume && maxReconsume >= 0 {
+		// Too many retries: to the group's dead-letter queue (handleRetryAndDLQ).
+		group := strings.TrimPrefix(topic, message.RetryTopicPrefix)
+		dlq := message.DLQTopicPrefix + group
+		if _, err := b.topics.CreateInSendMessageBack(dlq, 1, namesrv.PermRead|namesrv.PermWrite, 0); err != nil {
+			return errResponse(remoting.SystemError, "topic[%s] not exist", dlq)
+		}
+		b.triggerRegister()
+		topic, queueID = dlq, 0
+	}
+	born := addrPort(req.Conn.RemoteAddr())
+	base := message.Message{
+		Topic:          topic,
+		QueueID:        queueID,
+		Flag:           flag,
+		SysFlag:        sysFlag,
+		BornTimestamp:  bornTs,
+		BornHost:       born,
+		ReconsumeTimes: reconsume,
+	}
+	if req.Code == remoting.SendBatchMessage {
+		return b.sendBatch(req, base)
+	}
+	m := base
+	m.Body = req.Body
+	m.Properties = b.withBrokerProperties(h.str("properties"))
+	res, err := b.store.PutMessage(&m)
+	if err != nil {
+		return putError(err)
+	}
+	return b.sendResponse(res, message.OffsetMsgID(b.host, res.WroteOffset), queueID)
+}
+
+// topicForSend finds or auto-creates the topic of a send (msgCheck).
+func (b *Broker) topicForSend(topic, defaultTopic string, queueNums int, sysFlag int32) (namesrv.TopicConfig, *remoting.Command) {
+	if cfg, ok := b.topics.Get(topic); ok {
+		if cfg.Perm&namesrv.PermWrite == 0 {
+			return cfg, errResponse(remoting.NoPermission, "the topic[%s] sending message is forbidden", topic)
+		}
+		return cfg, nil
+	}
+	if defaultTopic == "" {
+		defaultTopic = message.TopicAutoCreate
+	}
+	cfg, created, err := b.topics.CreateInSendMessage(topic, defaultTopic, queueNums, int(sysFlag))
+	if err != nil || !created && cfg.TopicName == "" {
+		if strings.HasPrefix(topic, message.RetryTopicPrefix) {
+			if cfg, err = b.topics.CreateInSendMessageBack(topic, 1, namesrv.PermRead|namesrv.PermWrite, 0); err == nil {
+				b.triggerRegister()
+				return cfg, nil
+			}
+		}
+		return cfg, errResponse(remoting.TopicNotExist, "topic[%s] not exist, apply first please!", topic)
+	}
+	if created {
+		b.triggerRegister()
+	}
+	return cfg, nil
+}
+
+// withBrokerProperties adds what the broker adds to a message's
+// properties: the cluster name (PROPERTY_CLUSTER).
+func (b *Broker) withBrokerProperties(props string) string {
+	out := []byte(props)
+	if _, ok := message.LookupProperty(props, message.PropertyCluster); !ok {
+		out = message.AppendProperty(out, message.PropertyCluster, b.opts.ClusterName)
+	}
+	return string(out)
+}
+
+func (b *Broker) sendResponse(res store.PutResult, msgID string, queueID int32) *remoting.Command {
+	code, remark := remoting.Success, ""
+	switch res.Status {
+	case store.FlushDiskTimeout:
+		code, remark = remoting.FlushDiskTimeout, "the message is written but its flush to disk timed out"
+	case store.FlushSlaveTimeout:
+		code, remark = remoting.FlushSlaveTimeout, "the message is written but the slave did not confirm in time"
+	case store.SlaveNotAvailable:
+		code, remark = remoting.SlaveNotAvailable, "the message is written but no slave is available"
+	}
+	resp := remoting.NewResponse(code, remark)
+	resp.ExtFields = map[string]string{
+		"msgId":       msgID,
+		"queueId":     strconv.Itoa(int(queueID)),
+		"queueOffset": strconv.FormatInt(res.QueueOffset, 10),
+		"MSG_REGION":  "DefaultRegion",
+		"TRACE_ON":    "true",
+	}
+	return resp
+}
+
+// putError maps a refused put to the response a client expects.
+func putError(err error) *remoting.Command {
+	switch {
+	case errors.Is(err, commitlog.ErrTooLarge), errors.Is(err, message.ErrTooLarge),
+		errors.Is(err, message.ErrBadTopic), errors.Is(err, store.ErrBadQueueID):
+		return errResponse(remoting.MessageIllegal, "message illegal: %v", err)
+	case errors.Is(err, store.ErrDiskFull):
+		return errResponse(remoting.ServiceNotAvailable, "service not available now: %v", err)
+	case errors.Is(err, store.ErrClosed):
+		return errResponse(remoting.ServiceNotAvailable, "service not available now, the broker is shutting down")
+	}
+	return errResponse(remoting.SystemError, "put failed: %v", err)
+}
+
+// sendBatch decodes a batch body (MessageBatch encoding) and stores its
+// messages as one batch.
+func (b *Broker) sendBatch(req *remoting.Request, base message.Message) *remoting.Command {
+	if strings.HasPrefix(base.Topic, message.RetryTopicPrefix) {
+		return errResponse(remoting.MessageIllegal, "batch request does not support retry group %s", base.Topic)
+	}
+	var msgs []*message.Message
+	body := req.Body
+	for len(body) > 0 {
+		m, n, err := decodeBatchEntry(body)
+		if err != nil {
+			return errResponse(remoting.MessageIllegal, "bad batch body: %v", err)
+		}
+		body = body[n:]
+		mm := base
+		mm.Flag = m.flag
+		mm.Body = m.body
+		mm.Properties = b.withBrokerProperties(m.props)
+		msgs = append(msgs, &mm)
+	}
+	if len(msgs) == 0 {
+		return errResponse(remoting.MessageIllegal, "the batch is empty")
+	}
+	res, err := b.store.PutMessages(msgs)
+	if err != nil {
+		return putError(err)
+	}
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = message.OffsetMsgID(b.host, m.PhysicalOffset)
+	}
+	return b.sendResponse(res, strings.Join(ids, ","), base.QueueID)
+}
+
+type batchEntry struct {
+	flag  int32
+	body  []byte
+	props string
+}
+
+// decodeBatchEntry reads one message of a batch body: totalSize i32, magic
+// i32, bodyCRC i32, flag i32, bodyLen i32, body, propsLen i16, props.
+func decodeBatchEntry(b []byte) (batchEntry, int, error) {
+	be := binary.BigEndian
+	if len(b) < 20 {
+		return batchEntry{}, 0, fmt.Errorf("%d bytes left, a message needs at least 22", len(b))
+	}
+	total := int(int32(be.Uint32(b)))
+	if total < 22 || total > len(b) {
+		return batchEntry{}, 0, fmt.Errorf("message size %d with %d bytes left", total, len(b))
+	}
+	flag := int32(be.Uint32(b[12:]))
+	bodyLen := int(int32(be.Uint32(b[16:])))
+	if bodyLen < 0 || 20+bodyLen+2 > total {
+		return batchEntry{}, 0, fmt.Errorf("body length %d in a message of %d bytes", bodyLen, total)
+	}
+	body := b[20 : 20+bodyLen]
+	p := 20 + bodyLen
+	propsLen := int(be.Uint16(b[p:]))
+	if p+2+propsLen != total {
+		return batchEntry{}, 0, fmt.Errorf("properties length %d in a message of %d bytes", propsLen, total)
+	}
+	return batchEntry{flag: flag, body: body, props: string(b[p+2 : p+2+propsLen])}, total, nil
+}
+
+// addrPort converts a connection address for the record's born host.
+func addrPort(a net.Addr) netip.AddrPort {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.AddrPort()
+	}
+	ap, _ := netip.ParseAddrPort(a.String())
+	return ap
+}
