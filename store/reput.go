@@ -36,17 +36,30 @@ func (s *MessageStore) AddArrivalListener(fn ArrivalListener) {
 type reputState struct {
 	from atomic.Int64 // reputFromOffset: the next CommitLog offset to dispatch
 	wake chan struct{}
+	idle atomic.Bool // parked: a put must wake it
 
 	mu       sync.Mutex    // guards advanced
 	advanced chan struct{} // closed and replaced each time from moves
 	failedAt int64         // offset of a record that failed to dispatch, logged once
 }
 
-// reputIdle is how often dispatch looks for new records when no put woke
-// it (records written by replication, for one).
-const reputIdle = 10 * time.Millisecond
+// Dispatch polls the CommitLog every reputPoll while records keep coming,
+// as RocketMQ's ReputMessageService does, so a put never pays for waking
+// it. After reputBusyWindow without records it parks; then a put wakes it
+// at once, and it looks by itself every reputIdle (records written by
+// replication, for one).
+const (
+	reputPoll       = time.Millisecond
+	reputBusyWindow = 50 * time.Millisecond
+	reputIdle       = 10 * time.Millisecond
+)
 
+// wakeReput wakes a parked dispatch goroutine; while it polls, it costs
+// one atomic load.
 func (s *MessageStore) wakeReput() {
+	if !s.reput.idle.Load() {
+		return
+	}
 	select {
 	case s.reput.wake <- struct{}{}:
 	default:
@@ -56,21 +69,43 @@ func (s *MessageStore) wakeReput() {
 // reputLoop is the dispatch goroutine: it follows the CommitLog and builds
 // the ConsumeQueues and the index.
 func (s *MessageStore) reputLoop() {
-	t := time.NewTicker(reputIdle)
+	t := time.NewTimer(reputPoll)
 	defer t.Stop()
+	lastMoved := time.Now()
 	for {
+		if s.doReput() {
+			lastMoved = time.Now()
+		}
+		if time.Since(lastMoved) < reputBusyWindow {
+			t.Reset(reputPoll)
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+			continue
+		}
+		s.reput.idle.Store(true)
+		if s.doReput() { // a put that saw idle=false before it was set
+			s.reput.idle.Store(false)
+			lastMoved = time.Now()
+			continue
+		}
+		t.Reset(reputIdle)
 		select {
 		case <-s.stop:
+			s.reput.idle.Store(false)
 			return
 		case <-s.reput.wake:
 		case <-t.C:
 		}
-		s.doReput()
+		s.reput.idle.Store(false)
 	}
 }
 
-// doReput dispatches every readable record from the reput offset on.
-func (s *MessageStore) doReput() {
+// doReput dispatches every readable record from the reput offset on and
+// reports whether it dispatched any.
+func (s *MessageStore) doReput() bool {
 	from := s.reput.from.Load()
 	if min := s.cl.MinOffset(); from < min {
 		from = min // the head expired under us
@@ -82,7 +117,7 @@ func (s *MessageStore) doReput() {
 		limit = s.cl.FlushedOffset()
 	}
 	if from >= limit {
-		return
+		return false
 	}
 	it := s.cl.Iterate(from, false)
 	defer it.Close()
@@ -107,6 +142,7 @@ func (s *MessageStore) doReput() {
 		s.reput.advanced = make(chan struct{})
 		s.reput.mu.Unlock()
 	}
+	return moved
 }
 
 // dispatchFailed logs a record that could not be dispatched, once: dispatch
