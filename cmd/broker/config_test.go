@@ -1,0 +1,59 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocketstore/rocketstore/server/broker"
+	"github.com/rocketstore/rocketstore/store"
+)
+
+func TestApplyProperties_BrokerConf(t *testing.T) {
+	conf := `# a RocketMQ broker.conf
+brokerClusterName = DefaultCluster
+brokerName = broker-b
+brokerId = 0
+listenPort=10921
+namesrvAddr=10.0.0.1:9876;10.0.0.2:9876
+storePathRootDir=/data/store
+flushDiskType=SYNC_FLUSH
+brokerRole = ASYNC_MASTER
+deleteWhen=04
+fileReservedTime=48
+brokerIP1=192.168.0.5
+autoCreateTopicEnable=false
+mappedFileSizeCommitLog=1073741824
+someFutureKey=1
+`
+	props, err := parseProperties(strings.NewReader(conf))
+	require.NoError(t, err)
+	var o broker.Options
+	unknown, err := applyProperties(&o, props)
+	require.NoError(t, err)
+	require.Equal(t, []string{"someFutureKey"}, unknown)
+	require.Equal(t, "broker-b", o.BrokerName)
+	require.Equal(t, "DefaultCluster", o.ClusterName)
+	require.Equal(t, ":10921", o.ListenAddr)
+	require.Equal(t, []string{"10.0.0.1:9876", "10.0.0.2:9876"}, o.NamesrvAddrs)
+	require.Equal(t, "/data/store", o.StoreDir)
+	require.Equal(t, store.SyncFlush, o.Store.FlushDiskType)
+	require.Equal(t, 48*time.Hour, o.Store.FileReservedTime)
+	require.Equal(t, "192.168.0.5", o.BrokerIP1)
+	require.True(t, o.DisableAutoCreateTopic)
+	require.Equal(t, 1<<30, o.Store.CommitLogFileSize)
+}
+
+func TestApplyProperties_Errors(t *testing.T) {
+	for _, conf := range []string{"brokerId=x", "flushDiskType=SOMETIMES", "brokerRole=SLAVE", "autoCreateTopicEnable=maybe"} {
+		props, err := parseProperties(strings.NewReader(conf))
+		require.NoError(t, err)
+		var o broker.Options
+		_, err = applyProperties(&o, props)
+		require.Error(t, err, conf)
+	}
+	_, err := parseProperties(strings.NewReader("no separator here"))
+	require.Error(t, err)
+}
