@@ -50,9 +50,8 @@ func startBrokerProcess(b *testing.B, args ...string) *brokerProcess {
 	ns := fmt.Sprintf("127.0.0.1:%d", freePort(b))
 	cmd := exec.Command(bin, append([]string{"-namesrv.listen", ns, "-listen", fmt.Sprintf("127.0.0.1:%d", freePort(b)),
 		"-store.dir", filepath.Join(dir, "store")}, args...)...)
-	cmd.Stderr = os.Stderr
 	if testing.Verbose() {
-		cmd.Stderr = nil
+		cmd.Stderr = os.Stderr // the broker's log
 	}
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
