@@ -82,5 +82,8 @@ func (b *Broker) registerProcessors() {
 	s.RegisterFunc(remoting.UpdateAndCreateTopic, b.processUpdateAndCreateTopic)
 	s.RegisterFunc(remoting.GetAllTopicConfig, b.processGetAllTopicConfig)
 	s.RegisterFunc(remoting.DeleteTopicInBroker, b.processDeleteTopic)
+	s.RegisterFunc(remoting.ConsumerSendMsgBack, b.processSendBack)
+	s.RegisterFunc(remoting.LockBatchMQ, b.processLockBatch)
+	s.RegisterFunc(remoting.UnlockBatchMQ, b.processLockBatch)
 	b.clients.Register(s)
 }

@@ -30,6 +30,7 @@ type Broker struct {
 	groups  *meta.SubscriptionGroups
 	clients *clients.Manager
 	hold    *holdService
+	locks   *queueLocks
 
 	srv      *remoting.Server
 	ln, vip  net.Listener
@@ -116,6 +117,7 @@ func (b *Broker) open() error {
 		return err
 	}
 	b.hold = newHoldService(b)
+	b.locks = newQueueLocks()
 	b.store.AddArrivalListener(b.hold.arrived)
 	b.registerProcessors()
 	return nil
