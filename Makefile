@@ -8,8 +8,8 @@ BENCHTIME ?= 1000000x
 test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 15m ./...
-	# the official client's pull consumer races with itself: this one runs without -race
-	$(GO) test -timeout 5m -run 'TestE2E_PullConsumer' ./e2e/
+	# the official client's pull and orderly consumers race with themselves: these run without -race
+	$(GO) test -timeout 5m -run 'TestE2E_PullConsumer|TestE2E_OrderlyConsumer' ./e2e/
 
 ## bench: the CommitLog append benchmarks against their ceiling, then the
 ## store's, in one run (-p 1: one package at a time)
