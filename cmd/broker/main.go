@@ -83,6 +83,11 @@ func run() error {
 		opts.Store.FlushDiskType = store.SyncFlush
 	}
 
+	// Catch signals from the start: a stop asked for during start-up is
+	// carried out once the broker is up, cleanly.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+
 	var ns *namesrv.Server
 	if len(opts.NamesrvAddrs) == 0 {
 		var err error
@@ -107,8 +112,6 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	s := <-sig
 	log.Info("stopping", "signal", s.String())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
