@@ -16,7 +16,8 @@ import (
 )
 
 // TestE2E_RetryLater: a message the consumer fails comes back through the
-// group's retry topic (CONSUMER_SEND_MSG_BACK) with its reconsume count up.
+// group's retry topic (CONSUMER_SEND_MSG_BACK), after its delay level, with
+// its reconsume count up.
 func TestE2E_RetryLater(t *testing.T) {
 	s := startSystem(t, store.Options{})
 	p := newProducer(t, s)
@@ -34,6 +35,7 @@ func TestE2E_RetryLater(t *testing.T) {
 
 	var mu sync.Mutex
 	var attempts []int32
+	var at []time.Time
 	pc, err := rocketmq.NewPushConsumer(consumer.WithNameServer([]string{s.nsAddr}), consumer.WithGroupName(group),
 		consumer.WithInstance(unique("ci")), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
 	require.NoError(t, err)
@@ -43,6 +45,7 @@ func TestE2E_RetryLater(t *testing.T) {
 		for _, m := range msgs {
 			require.Equal(t, "r-0", string(m.Body))
 			attempts = append(attempts, m.ReconsumeTimes)
+			at = append(at, time.Now())
 		}
 		if len(attempts) == 1 {
 			return consumer.ConsumeRetryLater, nil
@@ -60,4 +63,5 @@ func TestE2E_RetryLater(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Equal(t, []int32{0, 1}, attempts, "consumed, failed, consumed again once")
+	require.GreaterOrEqual(t, at[1].Sub(at[0]), 100*time.Millisecond, "after its delay level (3: 100 ms here)")
 }

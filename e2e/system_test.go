@@ -48,6 +48,9 @@ func startSystem(t *testing.T, storeOpts store.Options) *system {
 	require.NoError(t, err)
 	go ns.Serve(ln)
 	s := &system{t: t, ns: ns, nsAddr: ln.Addr().String(), storeDir: t.TempDir()}
+	if storeOpts.MessageDelayLevel == "" {
+		storeOpts.MessageDelayLevel = "100ms 100ms 100ms 200ms" // retries come back fast
+	}
 	s.opts = broker.Options{
 		ListenAddr:       "127.0.0.1:0",
 		NoVIPChannel:     true,

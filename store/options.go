@@ -74,6 +74,9 @@ type Options struct {
 	// DiskUsage returns the used fraction (0..1) of the disk holding dir;
 	// nil means statfs.
 	DiskUsage func(dir string) (float64, error)
+	// MessageDelayLevel lists the delays of levels 1, 2, ... (ms, s, m, h,
+	// d units); "" means DefaultMessageDelayLevel (1s 5s 10s ... 2h).
+	MessageDelayLevel string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives state changes; nil discards.
@@ -111,6 +114,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxTransferBytes == 0 {
 		o.MaxTransferBytes = 256 << 10
 	}
+	if o.MessageDelayLevel == "" {
+		o.MessageDelayLevel = DefaultMessageDelayLevel
+	}
 	if o.MaxTransferCount == 0 {
 		o.MaxTransferCount = 32
 	}
@@ -137,6 +143,9 @@ func (o Options) validate() error {
 		if r.v < r.lo || r.v > r.hi {
 			errs = append(errs, fmt.Errorf("%s %d is outside [%d, %d]", r.name, r.v, r.lo, r.hi))
 		}
+	}
+	if _, err := parseDelayLevels(o.MessageDelayLevel); err != nil {
+		errs = append(errs, err)
 	}
 	if _, err := parseDeleteWhen(o.DeleteWhen); err != nil {
 		errs = append(errs, err)

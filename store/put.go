@@ -1,11 +1,16 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/message"
 )
+
+// ErrDelayedBatch refuses a batch whose messages ask for a delay level, as
+// RocketMQ does.
+var ErrDelayedBatch = errors.New("store: delayed batch")
 
 // PutResult says where a put was written and how durable it is.
 type PutResult struct {
@@ -19,6 +24,9 @@ type PutResult struct {
 func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
 	if err := s.checkPut(m); err != nil {
 		return PutResult{}, err
+	}
+	if m.Topic != message.TopicSchedule {
+		s.scheduleDelay(m)
 	}
 	res, err := s.cl.Append(m)
 	if err != nil {
@@ -35,6 +43,9 @@ func (s *MessageStore) PutMessages(msgs []*message.Message) (PutResult, error) {
 	for _, m := range msgs {
 		if err := s.checkPut(m); err != nil {
 			return PutResult{}, err
+		}
+		if _, ok := message.LookupProperty(m.Properties, message.PropertyDelayTimeLevel); ok {
+			return PutResult{}, fmt.Errorf("store: put batch to %s: a batch cannot be delayed: %w", m.Topic, ErrDelayedBatch)
 		}
 	}
 	res, err := s.cl.AppendBatch(msgs)

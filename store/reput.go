@@ -166,6 +166,11 @@ func (s *MessageStore) dispatch(r message.Record, off int64) error {
 	case 0, message.TxCommit:
 		tags, _ := message.LookupProperty(props, message.PropertyTags)
 		code := message.TagsCode(tags)
+		if bytesString(r.Topic()) == message.TopicSchedule {
+			if at, ok := s.deliverAt(props, r.StoreTimestamp()); ok {
+				code = at // when it is due, as RocketMQ keeps it
+			}
+		}
 		q := s.cqs.Get(topic, r.QueueID())
 		if q == nil {
 			var err error

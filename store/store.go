@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -49,6 +50,8 @@ type MessageStore struct {
 	// (the checkpoint's logicsMsgTimestamp once flushed).
 	lastDispatchedTime atomic.Int64
 	diskFull           atomic.Bool // set by expiry: puts are refused
+	delays             []time.Duration
+	sched              *scheduler
 
 	listenersMu sync.RWMutex // guards listeners
 	listeners   []ArrivalListener
@@ -74,12 +77,14 @@ func Open(dir string, opts Options) (*MessageStore, error) {
 	s := &MessageStore{dir: dir, opts: opts, log: opts.Logger, stop: make(chan struct{}), abort: recovery.NewAbort(dir)}
 	s.reput.wake = make(chan struct{}, 1)
 	s.reput.advanced = make(chan struct{})
+	s.delays, _ = parseDelayLevels(opts.MessageDelayLevel) // checked by validate
 	if err := s.open(); err != nil {
 		return nil, errors.Join(fmt.Errorf("store: open %s: %w", dir, err), s.closeParts())
 	}
 	s.startServices()
 	s.wg.Go(s.reputLoop)
 	s.wg.Go(s.cleanLoop)
+	s.wg.Go(s.sched.loop)
 	return s, nil
 }
 
@@ -117,6 +122,9 @@ func (s *MessageStore) open() error {
 	if err := s.recover(s.abort.Exists()); err != nil {
 		return err
 	}
+	if s.sched, err = newScheduler(s); err != nil {
+		return err
+	}
 	return s.abort.Create()
 }
 
@@ -129,7 +137,8 @@ func (s *MessageStore) Close() error {
 	}
 	close(s.stop)
 	s.wg.Wait()
-	err := s.services.close()
+	err := s.sched.persist()
+	err = errors.Join(err, s.services.close())
 	s.doReput() // what was put before Close is dispatched
 	if s.index != nil {
 		err = errors.Join(err, s.index.Flush())

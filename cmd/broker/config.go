@@ -102,6 +102,8 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.Store.SyncFlushTimeout = time.Duration(num(k, v)) * time.Millisecond
 		case "transientStorePoolEnable":
 			o.Store.TransientStorePool = boolean(k, v)
+		case "messageDelayLevel":
+			o.Store.MessageDelayLevel = v
 		case "messageIndexEnable":
 			o.Store.DisableIndex = !boolean(k, v)
 		default:

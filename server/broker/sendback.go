@@ -15,9 +15,8 @@ import (
 // group's retry topic %RETRY%<group>, or to its dead-letter queue
 // %DLQ%<group> once it was retried maxReconsumeTimes (or when the delay
 // level is negative), as RocketMQ's consumerSendMsgBack does.
-//
-// Delay levels are not served yet: the retry is delivered at once, with
-// the DELAY property set for when they are.
+// The retry waits its delay level (3 + reconsume times unless the consumer
+// asked for one) in SCHEDULE_TOPIC_XXXX.
 func (b *Broker) processSendBack(_ context.Context, req *remoting.Request) *remoting.Command {
 	h := newHeader(req.Command)
 	h.require("group", "offset")
