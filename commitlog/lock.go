@@ -6,17 +6,29 @@ import (
 	"sync/atomic"
 )
 
-// putLock serialises appends (RocketMQ's PutMessageLock).
-type putLock interface {
-	Lock()
-	Unlock()
+// putLock serialises appends (RocketMQ's PutMessageLock): a mutex or a
+// spin lock, chosen at Open. It is a struct rather than an interface so
+// that the uncontended path inlines.
+type putLock struct {
+	spin    bool
+	mu      sync.Mutex
+	spinner spinLock
 }
 
-func newPutLock(kind PutLock) putLock {
-	if kind == PutLockSpin {
-		return new(spinLock)
+func (l *putLock) Lock() {
+	if l.spin {
+		l.spinner.Lock()
+		return
 	}
-	return new(sync.Mutex)
+	l.mu.Lock()
+}
+
+func (l *putLock) Unlock() {
+	if l.spin {
+		l.spinner.Unlock()
+		return
+	}
+	l.mu.Unlock()
 }
 
 // spinLock spins on a CAS, yielding the processor between tries so that a
