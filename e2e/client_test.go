@@ -102,6 +102,7 @@ func newPushConsumer(t *testing.T, s *system, group, topic, expr string, c *coll
 		consumer.WithInstance(unique("ci")),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
 	}, opts...)
+	s.waitRoute(topic)
 	pc, err := rocketmq.NewPushConsumer(all...)
 	require.NoError(t, err)
 	require.NoError(t, pc.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: expr}, c.consume))
@@ -321,6 +322,7 @@ func TestE2E_OffsetsSurviveConsumerAndBrokerRestart(t *testing.T) {
 	sendN(t, p, topic, "first", 20, nil)
 
 	run := func(want int, prefix string) {
+		s.waitRoute(topic)
 		c := newCollector()
 		pc, err := rocketmq.NewPushConsumer(consumer.WithNameServer([]string{s.nsAddr}), consumer.WithGroupName(group),
 			consumer.WithInstance(unique("ci")), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
@@ -362,6 +364,7 @@ func TestE2E_LongPollingLatency(t *testing.T) {
 	p := newProducer(t, s)
 	topic := unique("LatTopic")
 	sendN(t, p, topic, "warm", 1, nil)
+	s.waitRoute(topic)
 	arrived := make(chan time.Time, 64)
 	pc, err := rocketmq.NewPushConsumer(consumer.WithNameServer([]string{s.nsAddr}), consumer.WithGroupName(unique("CGlat")),
 		consumer.WithInstance(unique("ci")), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))

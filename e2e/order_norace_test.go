@@ -28,6 +28,7 @@ func TestE2E_OrderlyConsumer(t *testing.T) {
 	p := newProducer(t, s)
 	topic := unique("OrderTopic")
 	sendN(t, p, topic, "o", 40, nil)
+	s.waitRoute(topic)
 
 	var mu sync.Mutex
 	seen := map[int][]int64{}

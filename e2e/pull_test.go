@@ -11,6 +11,7 @@ package e2e
 import (
 	"context"
 	"testing"
+	"time"
 
 	rocketmq "github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
@@ -25,6 +26,7 @@ func TestE2E_PullConsumerByOffset(t *testing.T) {
 	p := newProducer(t, s)
 	topic := unique("PullTopic")
 	res := sendN(t, p, topic, "pull", 12, nil)
+	s.waitRoute(topic)
 	pc, err := rocketmq.NewPullConsumer(consumer.WithNameServer([]string{s.nsAddr}), consumer.WithGroupName(unique("CGpull")),
 		consumer.WithInstance(unique("ci")))
 	require.NoError(t, err)
@@ -38,6 +40,10 @@ func TestE2E_PullConsumerByOffset(t *testing.T) {
 			want = append(want, r.MsgID)
 		}
 	}
+	// Sends return once stored; dispatch into the queue follows within a ms.
+	require.Eventually(t, func() bool {
+		return s.b.Store().GetMaxOffsetInQueue(topic, int32(mq.QueueId)) == int64(len(want))
+	}, 5*time.Second, time.Millisecond)
 	pr, err := pc.PullFrom(context.Background(), mq, 1, 32)
 	require.NoError(t, err)
 	require.Equal(t, primitive.PullFound, pr.Status)

@@ -23,6 +23,7 @@ func TestE2E_RetryLater(t *testing.T) {
 	p := newProducer(t, s)
 	topic := unique("RetryTopic")
 	sendN(t, p, topic, "r", 1, nil)
+	s.waitRoute(topic)
 
 	// The broker makes %RETRY%<group> at the group's first heartbeat; the
 	// client would see its route only at its next 30 s refresh, so make it

@@ -96,3 +96,17 @@ func (s *system) restartBroker() {
 	s.b = nil
 	s.startBroker()
 }
+
+// waitRoute waits until the name server has a route for topic: a topic
+// made by a send is registered just after the send returns.
+func (s *system) waitRoute(topic string) {
+	s.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, ok := s.ns.Routes().TopicRoute(topic); ok {
+			return
+		}
+		require.True(s.t, time.Now().Before(deadline), "no route for %s", topic)
+		time.Sleep(5 * time.Millisecond)
+	}
+}
