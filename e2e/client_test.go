@@ -16,6 +16,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
 )
 
@@ -330,8 +331,19 @@ func TestE2E_OffsetsSurviveConsumerAndBrokerRestart(t *testing.T) {
 		require.NoError(t, pc.Subscribe(topic, consumer.MessageSelector{}, c.consume))
 		require.NoError(t, pc.Start())
 		c.waitFor(t, want, 30*time.Second)
-		time.Sleep(time.Second)
-		require.NoError(t, pc.Shutdown()) // commits its offsets
+		// The client commits its offsets every 5 s (and at shutdown, where a
+		// loaded machine can time it out): wait until the broker has them all.
+		require.Eventually(t, func() bool {
+			for q := range int32(4) {
+				resp := invoke(t, s.b.Addr(), remoting.NewRequest(remoting.QueryConsumerOffset,
+					map[string]string{"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(int(q))}, nil))
+				if resp.Code != remoting.Success || resp.ExtFields["offset"] != strconv.FormatInt(s.b.Store().GetMaxOffsetInQueue(topic, q), 10) {
+					return false
+				}
+			}
+			return true
+		}, 20*time.Second, 100*time.Millisecond)
+		require.NoError(t, pc.Shutdown())
 		got := c.snapshot()
 		require.Len(t, got, want, "exactly the new messages")
 		for k := range got {

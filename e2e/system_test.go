@@ -58,6 +58,9 @@ func startSystem(t *testing.T, storeOpts store.Options) *system {
 		StoreDir:         s.storeDir,
 		Store:            storeOpts,
 		RegisterInterval: time.Second,
+		// Open transactions are checked back quickly.
+		TransactionCheckInterval: 300 * time.Millisecond,
+		TransactionTimeout:       time.Second,
 	}
 	s.startBroker()
 	t.Cleanup(func() {

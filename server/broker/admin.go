@@ -83,6 +83,7 @@ func (b *Broker) registerProcessors() {
 	s.RegisterFunc(remoting.GetAllTopicConfig, b.processGetAllTopicConfig)
 	s.RegisterFunc(remoting.DeleteTopicInBroker, b.processDeleteTopic)
 	s.RegisterFunc(remoting.ConsumerSendMsgBack, b.processSendBack)
+	s.RegisterFunc(remoting.EndTransaction, b.processEndTransaction)
 	s.RegisterFunc(remoting.LockBatchMQ, b.processLockBatch)
 	s.RegisterFunc(remoting.UnlockBatchMQ, b.processLockBatch)
 	b.clients.Register(s)

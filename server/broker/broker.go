@@ -31,6 +31,7 @@ type Broker struct {
 	clients *clients.Manager
 	hold    *holdService
 	locks   *queueLocks
+	tx      *txState
 
 	srv      *remoting.Server
 	ln, vip  net.Listener
@@ -61,6 +62,7 @@ func New(opts Options) (*Broker, error) {
 		b.wg.Go(func() { b.serve(b.vip) })
 	}
 	b.wg.Go(b.registerLoop)
+	b.wg.Go(b.checkLoop)
 	b.log.Info("broker started", "name", opts.BrokerName, "cluster", opts.ClusterName, "addr", b.addr,
 		"namesrv", opts.NamesrvAddrs, "store", opts.StoreDir)
 	return b, nil
@@ -118,6 +120,7 @@ func (b *Broker) open() error {
 	}
 	b.hold = newHoldService(b)
 	b.locks = newQueueLocks()
+	b.tx = newTxState()
 	b.store.AddArrivalListener(b.hold.arrived)
 	b.registerProcessors()
 	return nil

@@ -45,6 +45,12 @@ type Options struct {
 	DisableLongPolling bool
 	// FlushConsumerOffsetInterval is how often offsets are saved; 0 means 5 s.
 	FlushConsumerOffsetInterval time.Duration
+	// TransactionCheckInterval is how often open transactions are checked
+	// back with their producers; 0 means 60 s (transactionCheckInterval).
+	TransactionCheckInterval time.Duration
+	// TransactionTimeout is how old a half message must be before it is
+	// checked back; 0 means 6 s (transactionTimeOut).
+	TransactionTimeout time.Duration
 	// Logger receives the broker's logs; nil discards.
 	Logger *slog.Logger
 }
@@ -73,6 +79,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FlushConsumerOffsetInterval == 0 {
 		o.FlushConsumerOffsetInterval = 5 * time.Second
+	}
+	if o.TransactionCheckInterval == 0 {
+		o.TransactionCheckInterval = 60 * time.Second
+	}
+	if o.TransactionTimeout == 0 {
+		o.TransactionTimeout = 6 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -74,6 +74,9 @@ func (b *Broker) processSend(_ context.Context, req *remoting.Request) *remoting
 	m := base
 	m.Body = req.Body
 	m.Properties = b.withBrokerProperties(h.str("properties"))
+	if isPrepared(m.SysFlag, m.Properties) {
+		toHalf(&m)
+	}
 	res, err := b.store.PutMessage(&m)
 	if err != nil {
 		return putError(err)

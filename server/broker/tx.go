@@ -1,0 +1,239 @@
+package broker
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rocketstore/rocketstore/message"
+	"github.com/rocketstore/rocketstore/server/remoting"
+)
+
+// Transactions (RocketMQ's TransactionalMessageService): a half message
+// waits in RMQ_SYS_TRANS_HALF_TOPIC queue 0, with its destination in
+// REAL_TOPIC and REAL_QID, invisible to consumers. END_TRANSACTION commits
+// it (a COMMIT record goes to its real topic) or rolls it back; either way
+// an "op" record in RMQ_SYS_TRANS_OP_HALF_TOPIC (body: the half's queue
+// offset, tag "d") marks it done. Halves left open longer than
+// TransactionTimeout are checked back with their producer group
+// (CHECK_TRANSACTION_STATE), at most transactionCheckMax times.
+
+// transactionCheckMax is transactionCheckMax: checks before a half is
+// given up.
+const transactionCheckMax = 15
+
+// toHalf rewrites a prepared message into its half message.
+func toHalf(m *message.Message) {
+	props := []byte(m.Properties)
+	props = message.AppendProperty(props, message.PropertyRealTopic, m.Topic)
+	props = message.AppendProperty(props, message.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
+	m.Properties = string(props)
+	m.SysFlag &^= message.TxMask
+	m.Topic, m.QueueID = message.TopicTransHalf, 0
+}
+
+// isPrepared reports whether a send is a transaction's half message.
+func isPrepared(sysFlag int32, props string) bool {
+	v, _ := message.LookupProperty(props, message.PropertyTransactionPrepared)
+	return sysFlag&message.TxMask == message.TxPrepared && v == "true"
+}
+
+// txState is what the broker knows of open halves.
+type txState struct {
+	mu       sync.Mutex // guards all below
+	resolved map[int64]bool
+	checks   map[int64]int
+	loaded   bool
+}
+
+func newTxState() *txState {
+	return &txState{resolved: map[int64]bool{}, checks: map[int64]int{}}
+}
+
+// processEndTransaction handles END_TRANSACTION (37): commit (8) or roll
+// back (12) a half message; 0 (unknown) leaves it for the check.
+func (b *Broker) processEndTransaction(_ context.Context, req *remoting.Request) *remoting.Command {
+	h := newHeader(req.Command)
+	h.require("producerGroup", "tranStateTableOffset", "commitLogOffset", "commitOrRollback")
+	group := h.str("producerGroup")
+	tableOffset := h.int64("tranStateTableOffset", 0)
+	phyOffset := h.int64("commitLogOffset", 0)
+	kind := h.int32("commitOrRollback", 0)
+	if h.err != nil {
+		return errResponse(remoting.SystemError, "bad header: %v", h.err)
+	}
+	if kind != message.TxCommit && kind != message.TxRollback {
+		return nil // unknown: the check asks again later
+	}
+	rec, sl, err := b.store.LookMessageByOffset(phyOffset)
+	if err != nil {
+		return errResponse(remoting.SystemError, "Find prepared transaction message failed")
+	}
+	half := rec.Message()
+	sl.Release()
+	if half.Topic != message.TopicTransHalf || half.QueueOffset != tableOffset {
+		return errResponse(remoting.SystemError, "the transaction state table offset is wrong")
+	}
+	if pg, _ := message.LookupProperty(half.Properties, message.PropertyProducerGroup); pg != group {
+		return errResponse(remoting.SystemError, "The producer group wrong")
+	}
+	if b.tx.isResolved(tableOffset) {
+		return remoting.NewResponse(remoting.Success, "") // already ended
+	}
+	if kind == message.TxCommit {
+		props := message.ParseProperties(half.Properties)
+		topic := props[message.PropertyRealTopic]
+		qid, err := strconv.Atoi(props[message.PropertyRealQueueID])
+		if topic == "" || err != nil {
+			return errResponse(remoting.SystemError, "the half message has no real topic")
+		}
+		delete(props, message.PropertyRealTopic)
+		delete(props, message.PropertyRealQueueID)
+		delete(props, message.PropertyTransactionPrepared)
+		final := &message.Message{
+			Topic:                     topic,
+			QueueID:                   int32(qid),
+			Flag:                      half.Flag,
+			Body:                      half.Body,
+			Properties:                message.EncodeProperties(props),
+			SysFlag:                   half.SysFlag&^message.TxMask | message.TxCommit,
+			BornTimestamp:             half.BornTimestamp,
+			BornHost:                  half.BornHost,
+			ReconsumeTimes:            half.ReconsumeTimes,
+			PreparedTransactionOffset: phyOffset,
+		}
+		if _, err := b.store.PutMessage(final); err != nil {
+			return putError(err)
+		}
+	}
+	if err := b.markHalfDone(tableOffset); err != nil {
+		return putError(err)
+	}
+	return remoting.NewResponse(remoting.Success, "")
+}
+
+// markHalfDone writes the op record of a half and remembers it.
+func (b *Broker) markHalfDone(tableOffset int64) error {
+	op := &message.Message{
+		Topic:      message.TopicTransOpHalf,
+		Body:       []byte(strconv.FormatInt(tableOffset, 10)),
+		Properties: string(message.AppendProperty(nil, message.PropertyTags, "d")),
+		BornHost:   b.host,
+	}
+	if _, err := b.store.PutMessage(op); err != nil {
+		return err
+	}
+	b.tx.mu.Lock()
+	b.tx.resolved[tableOffset] = true
+	delete(b.tx.checks, tableOffset)
+	b.tx.mu.Unlock()
+	return nil
+}
+
+func (t *txState) isResolved(off int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.resolved[off]
+}
+
+// loadResolved reads the op records once, after a restart.
+func (b *Broker) loadResolved() {
+	b.tx.mu.Lock()
+	defer b.tx.mu.Unlock()
+	if b.tx.loaded {
+		return
+	}
+	b.tx.loaded = true
+	st := b.store
+	for off := st.GetMinOffsetInQueue(message.TopicTransOpHalf, 0); off < st.GetMaxOffsetInQueue(message.TopicTransOpHalf, 0); {
+		r := st.GetMessage("", message.TopicTransOpHalf, 0, off, 32, nil)
+		for _, m := range r.Messages {
+			if rec, err := message.Parse(m.Bytes()); err == nil {
+				if n, err := strconv.ParseInt(string(rec.Body()), 10, 64); err == nil {
+					b.tx.resolved[n] = true
+				}
+			}
+		}
+		next := r.NextBeginOffset
+		r.Release()
+		if next <= off {
+			break
+		}
+		off = next
+	}
+}
+
+// checkLoop asks producers about halves left open too long.
+func (b *Broker) checkLoop() {
+	t := time.NewTicker(b.opts.TransactionCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			b.checkHalves()
+		}
+	}
+}
+
+func (b *Broker) checkHalves() {
+	b.loadResolved()
+	st := b.store
+	now := time.Now().UnixMilli()
+	max := st.GetMaxOffsetInQueue(message.TopicTransHalf, 0)
+	for off := st.GetMinOffsetInQueue(message.TopicTransHalf, 0); off < max; off++ {
+		if b.tx.isResolved(off) {
+			continue
+		}
+		phy, err := st.GetCommitLogOffsetInQueue(message.TopicTransHalf, 0, off)
+		if err != nil {
+			continue
+		}
+		rec, sl, err := st.LookMessageByOffset(phy)
+		if err != nil {
+			continue
+		}
+		if now-rec.StoreTimestamp() < b.opts.TransactionTimeout.Milliseconds() {
+			sl.Release()
+			break // later halves are newer
+		}
+		body := append([]byte(nil), rec...)
+		props := string(rec.Properties())
+		sl.Release()
+		b.tx.mu.Lock()
+		b.tx.checks[off]++
+		n := b.tx.checks[off]
+		b.tx.mu.Unlock()
+		if n > transactionCheckMax {
+			b.log.Warn("giving up a transaction after too many checks", "tranStateTableOffset", off)
+			if err := b.markHalfDone(off); err != nil {
+				b.log.Warn("marking a transaction done failed", "err", err)
+			}
+			continue
+		}
+		group, _ := message.LookupProperty(props, message.PropertyProducerGroup)
+		conn, ok := b.clients.ProducerConn(group)
+		if !ok {
+			continue
+		}
+		uniq, _ := message.LookupProperty(props, message.PropertyUniqClientMessageIDKeyIndex)
+		txID, ok := message.LookupProperty(props, message.PropertyTransactionID)
+		if !ok {
+			txID = uniq
+		}
+		req := remoting.NewRequest(remoting.CheckTransactionState, map[string]string{
+			"tranStateTableOffset": strconv.FormatInt(off, 10),
+			"commitLogOffset":      strconv.FormatInt(phy, 10),
+			"msgId":                uniq,
+			"transactionId":        txID,
+			"offsetMsgId":          message.OffsetMsgID(b.host, phy),
+		}, body)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		if err := conn.InvokeOneway(ctx, req); err != nil {
+			b.log.Debug("transaction check failed", "group", group, "err", err)
+		}
+		cancel()
+	}
+}
