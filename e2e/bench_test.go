@@ -48,6 +48,9 @@ func startBrokerProcess(b *testing.B, args ...string) *brokerProcess {
 		b.Fatalf("building the broker: %v\n%s", err, out)
 	}
 	ns := fmt.Sprintf("127.0.0.1:%d", freePort(b))
+	if prof := os.Getenv("ROCKETSTORE_BROKER_CPUPROFILE"); prof != "" {
+		args = append(args, "-cpuprofile", prof)
+	}
 	cmd := exec.Command(bin, append([]string{"-namesrv.listen", ns, "-listen", fmt.Sprintf("127.0.0.1:%d", freePort(b)),
 		"-store.dir", filepath.Join(dir, "store")}, args...)...)
 	if testing.Verbose() {

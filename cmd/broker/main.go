@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -40,8 +41,22 @@ func run() error {
 		ip         = flag.String("brokerIP1", "", "address registered for clients (default 127.0.0.1)")
 		syncFlush  = flag.Bool("syncFlush", false, "acknowledge sends only once flushed (flushDiskType=SYNC_FLUSH)")
 		verbose    = flag.Bool("v", false, "debug logging")
+		cpuProfile = flag.String("cpuprofile", "", "write a CPU profile to this file until the broker stops")
 	)
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug
