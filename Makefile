@@ -2,7 +2,7 @@
 GO ?= go
 BENCHTIME ?= 1000000x
 
-.PHONY: test bench build run fuzz
+.PHONY: test bench build run fuzz bench-compare bench-compare-quick
 
 ## test: vet and run every test with the race detector
 test:
@@ -30,3 +30,13 @@ run: build
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./message/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./server/remoting/
+
+## bench-compare: rocketstore against the physical limits and NATS JetStream,
+## interleaved rounds in one run; writes BENCHMARKS.md and bench/benchmarks.svg
+## (bench/ is a module of its own: nats-server is not a dependency of the store)
+bench-compare:
+	cd bench && $(GO) run ./cmd/compare -out ../BENCHMARKS.md -chart benchmarks.svg
+
+## bench-compare-quick: the same rows, short (under 3 minutes)
+bench-compare-quick:
+	cd bench && $(GO) run ./cmd/compare -quick -out ../BENCHMARKS.md -chart benchmarks.svg
