@@ -6,29 +6,17 @@ import (
 	"sync/atomic"
 )
 
-// putLock serialises appends (RocketMQ's PutMessageLock): a mutex or a
-// spin lock, chosen at Open. It is a struct rather than an interface so
-// that the uncontended path inlines.
-type putLock struct {
-	spin    bool
-	mu      sync.Mutex
-	spinner spinLock
+// putLock serialises appends (RocketMQ's PutMessageLock).
+type putLock interface {
+	Lock()
+	Unlock()
 }
 
-func (l *putLock) Lock() {
-	if l.spin {
-		l.spinner.Lock()
-		return
+func newPutLock(kind PutLock) putLock {
+	if kind == PutLockSpin {
+		return new(spinLock)
 	}
-	l.mu.Lock()
-}
-
-func (l *putLock) Unlock() {
-	if l.spin {
-		l.spinner.Unlock()
-		return
-	}
-	l.mu.Unlock()
+	return new(sync.Mutex)
 }
 
 // spinLock spins on a CAS, yielding the processor between tries so that a

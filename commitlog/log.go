@@ -60,12 +60,6 @@ type Log struct {
 	queueOffsets map[queueKey]*int64
 	// cur is the file appends go to. Guarded by lock.
 	cur *mappedfile.File
-	// last caches the queue of the previous append, which the next one
-	// often shares. Guarded by lock.
-	last struct {
-		key  queueKey
-		next *int64
-	}
 
 	closed atomic.Bool
 }
@@ -102,9 +96,9 @@ func Open(dir string, opts Options) (*Log, error) {
 	l := &Log{
 		opts:         opts,
 		log:          opts.Logger,
+		lock:         newPutLock(opts.PutLock),
 		queueOffsets: make(map[queueKey]*int64),
 	}
-	l.lock.spin = opts.PutLock == PutLockSpin
 	if opts.Now != nil {
 		l.now = func() int64 { return opts.Now().UnixMilli() }
 	} else {
@@ -168,9 +162,7 @@ func (l *Log) Append(m *message.Message) (AppendResult, error) {
 	l.placeLocked(m, f.From()+int64(f.WrotePosition()), now)
 	n := message.Encode(w, m)
 	f.Advance(n)
-	if f.StoreTimestamp() != now { // a locked store only when the ms changes
-		f.SetStoreTimestamp(now)
-	}
+	f.SetStoreTimestamp(now)
 	return AppendResult{
 		WroteOffset:    m.PhysicalOffset,
 		WroteBytes:     n,
@@ -281,14 +273,10 @@ func (l *Log) placeLocked(m *message.Message, phys, now int64) {
 		m.QueueOffset = 0
 		return
 	}
-	next := l.last.next
-	if next == nil || m.QueueID != l.last.key.queueID || m.Topic != l.last.key.topic {
-		k := queueKey{m.Topic, m.QueueID}
-		if next = l.queueOffsets[k]; next == nil {
-			next = new(int64)
-			l.queueOffsets[k] = next
-		}
-		l.last.key, l.last.next = k, next
+	next := l.queueOffsets[queueKey{m.Topic, m.QueueID}]
+	if next == nil {
+		next = new(int64)
+		l.queueOffsets[queueKey{m.Topic, m.QueueID}] = next
 	}
 	m.QueueOffset = *next
 	*next++
@@ -309,10 +297,6 @@ func (l *Log) QueueOffset(topic string, queueID int32) int64 {
 func (l *Log) SetQueueOffset(topic string, queueID int32, next int64) {
 	l.lock.Lock()
 	defer l.lock.Unlock()
-	if p := l.queueOffsets[queueKey{topic, queueID}]; p != nil {
-		*p = next // in place: the cached pointer stays right
-		return
-	}
 	l.queueOffsets[queueKey{topic, queueID}] = &next
 }
 
@@ -325,7 +309,6 @@ func (l *Log) RemoveQueueOffsets(topic string) {
 			delete(l.queueOffsets, k)
 		}
 	}
-	l.last.next = nil
 }
 
 // Read returns size bytes at offset, all within one file, without copying.

@@ -428,24 +428,3 @@ func TestOpen_BadOptions(t *testing.T) {
 		require.Contains(t, err.Error(), s)
 	}
 }
-
-func TestLog_QueueOffsetCache_FollowsSetAndRemove(t *testing.T) {
-	l := openTestLog(t, t.TempDir(), Options{})
-	res, err := l.Append(newMessage("TopicQ", 0, nil))
-	require.NoError(t, err)
-	require.Equal(t, int64(0), res.QueueOffset)
-	l.SetQueueOffset("TopicQ", 0, 40)
-	res, err = l.Append(newMessage("TopicQ", 0, nil))
-	require.NoError(t, err)
-	require.Equal(t, int64(40), res.QueueOffset, "the cached queue sees SetQueueOffset")
-	l.RemoveQueueOffsets("TopicQ")
-	res, err = l.Append(newMessage("TopicQ", 0, nil))
-	require.NoError(t, err)
-	require.Equal(t, int64(0), res.QueueOffset, "and RemoveQueueOffsets")
-	res, err = l.Append(newMessage("TopicQ", 1, nil))
-	require.NoError(t, err)
-	require.Equal(t, int64(0), res.QueueOffset)
-	res, err = l.Append(newMessage("TopicQ", 0, nil))
-	require.NoError(t, err)
-	require.Equal(t, int64(1), res.QueueOffset)
-}
