@@ -326,7 +326,8 @@ func (l *Log) Read(offset int64, size int) (mappedfile.Slice, error) {
 }
 
 // ReadRecord returns the record at offset, checked for consistent lengths
-// but not for CRC. The record aliases the Slice: release it when done.
+// but not for CRC, and a Slice of exactly its bytes. The record aliases the
+// Slice: release it when done.
 func (l *Log) ReadRecord(offset int64) (message.Record, mappedfile.Slice, error) {
 	f := l.q.FindByOffset(offset)
 	if f == nil {
@@ -345,7 +346,7 @@ func (l *Log) ReadRecord(offset int64) (message.Record, mappedfile.Slice, error)
 		s.Release()
 		return nil, mappedfile.Slice{}, fmt.Errorf("commitlog: record at %d: %w: %w", offset, ErrCorrupt, err)
 	}
-	return r, s, nil
+	return r, s.Prefix(len(r)), nil
 }
 
 // MinOffset is the offset of the first byte still stored, or -1 if none.

@@ -69,6 +69,7 @@ func checkRecord(t *testing.T, l *Log, res AppendResult, m *message.Message) {
 	defer s.Release()
 	require.NoError(t, r.CheckCRC())
 	require.Equal(t, res.WroteBytes, len(r))
+	require.Len(t, s.Bytes(), len(r), "the slice is exactly the record")
 	require.Equal(t, m.Topic, string(r.Topic()))
 	require.Equal(t, m.QueueID, r.QueueID())
 	require.Equal(t, m.Body, r.Body())

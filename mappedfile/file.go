@@ -319,6 +319,13 @@ type Slice struct {
 // Bytes are the bytes of the slice, valid until Release. Do not write them.
 func (s Slice) Bytes() []byte { return s.b }
 
+// Prefix narrows the slice to its first n bytes; it keeps the same
+// reference, so release only the result.
+func (s Slice) Prefix(n int) Slice {
+	s.b = s.b[:n:n]
+	return s
+}
+
 // Release drops the slice's reference on its File.
 func (s Slice) Release() {
 	if s.f != nil {

@@ -58,12 +58,7 @@ func (s *MessageStore) QueryMessage(topic, key string, maxNum int, begin, end in
 			sl.Release()
 			continue
 		}
-		sl.Release()
-		m, err := s.cl.Read(off, len(r))
-		if err != nil {
-			continue
-		}
-		res.Messages = append(res.Messages, m)
+		res.Messages = append(res.Messages, sl) // exactly the record's bytes
 	}
 	return res, nil
 }
