@@ -250,11 +250,14 @@ func TestCommand_JSONEscapesInvalidUTF8(t *testing.T) {
 	c := &Command{Remark: "a\xffb\tc", ExtFields: map[string]string{"\xfe": "\x00"}}
 	f, err := c.AppendFrame(nil)
 	require.NoError(t, err)
-	require.Contains(t, string(f), `"remark":"a\ufffdb\tc"`)
-	require.Contains(t, string(f), `{"\ufffd":"\u0000"}`)
+	// As fastjson writes strings: invalid bytes become U+FFFD, written as
+	// is; control characters as \uXXXX in upper-case hex.
+	require.Contains(t, string(f), "\"remark\":\"a\uFFFDb\\tc\"")
+	require.Contains(t, string(f), "{\"\uFFFD\":\"\\u0000\"}")
 	back, err := Decode(f)
 	require.NoError(t, err)
 	require.Equal(t, "a\uFFFDb\tc", back.Remark)
+	require.Equal(t, map[string]string{"\uFFFD": "\x00"}, back.ExtFields)
 }
 
 func TestCommand_WriteTo(t *testing.T) {

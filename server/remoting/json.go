@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/rocketstore/rocketstore/internal/fastjson"
 )
 
 // The JSON header is written and read by hand: it is on the path of every
@@ -25,69 +27,23 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 			dst = append(dst, ',')
 		}
 		first = false
-		dst = appendJSONString(dst, k)
+		dst = fastjson.AppendString(dst, k)
 		dst = append(dst, ':')
-		dst = appendJSONString(dst, v)
+		dst = fastjson.AppendString(dst, v)
 	}
 	dst = append(dst, `},"flag":`...)
 	dst = strconv.AppendInt(dst, int64(c.Flag), 10)
 	if c.Language != "" { // Java omits a null language and reads it as JAVA
 		dst = append(dst, `,"language":`...)
-		dst = appendJSONString(dst, c.Language)
+		dst = fastjson.AppendString(dst, c.Language)
 	}
 	dst = append(dst, `,"opaque":`...)
 	dst = strconv.AppendInt(dst, int64(c.Opaque), 10)
 	dst = append(dst, `,"remark":`...)
-	dst = appendJSONString(dst, c.Remark)
+	dst = fastjson.AppendString(dst, c.Remark)
 	dst = append(dst, `,"version":`...)
 	dst = strconv.AppendInt(dst, int64(c.Version), 10)
 	return append(dst, '}')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string. Control characters are
-// escaped (RocketMQ properties use \u0001 and \u0002), invalid UTF-8 becomes
-// \ufffd as in encoding/json, everything else is copied.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // maxJSONDepth bounds nesting in skipped values, as encoding/json does.
