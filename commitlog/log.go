@@ -53,11 +53,15 @@ type Log struct {
 	q    *mappedfile.Queue
 	pool *mappedfile.TransientStorePool // nil unless TransientStorePool
 
-	now  func() int64 // store time in ms
-	lock putLock
+	clock *clock
+	lock  *putLock
 	// queueOffsets is RocketMQ's topicQueueTable: the next queue offset of
 	// each topic/queue. Guarded by lock.
 	queueOffsets map[queueKey]*int64
+	// lastQueue and lastNext cache the queue of the last append, whose
+	// producer usually sends the next message too. Guarded by lock.
+	lastQueue queueKey
+	lastNext  *int64
 	// cur is the file appends go to. Guarded by lock.
 	cur *mappedfile.File
 
@@ -99,10 +103,8 @@ func Open(dir string, opts Options) (*Log, error) {
 		lock:         newPutLock(opts.PutLock),
 		queueOffsets: make(map[queueKey]*int64),
 	}
-	if opts.Now != nil {
-		l.now = func() int64 { return opts.Now().UnixMilli() }
-	} else {
-		l.now = newClock().nowMilli
+	if opts.Now == nil {
+		l.clock = newClock(clockTick, clockIdleTicks)
 	}
 	if opts.TransientStorePool {
 		p, err := mappedfile.NewTransientStorePool(opts.PoolBuffers, opts.FileSize)
@@ -111,8 +113,12 @@ func Open(dir string, opts Options) (*Log, error) {
 		}
 		l.pool = p
 	}
+	mapper := opts.Mapper
+	if mapper == nil {
+		mapper = mappedfile.MmapMapper{HugePages: !opts.SmallPages}
+	}
 	q, err := mappedfile.OpenQueue(filepath.Clean(dir), opts.FileSize, mappedfile.QueueOptions{
-		Mapper:      opts.Mapper,
+		Mapper:      mapper,
 		Pool:        l.pool,
 		Preallocate: true,
 		Warm:        !opts.NoWarm,
@@ -130,6 +136,16 @@ func Open(dir string, opts Options) (*Log, error) {
 	return l, nil
 }
 
+// now is the store time in ms.
+func (l *Log) now() int64 {
+	if l.clock != nil {
+		return l.clock.nowMilli()
+	}
+	return l.optsNow()
+}
+
+func (l *Log) optsNow() int64 { return l.opts.Now().UnixMilli() }
+
 func (l *Log) closePool() error {
 	if l.pool == nil {
 		return nil
@@ -145,10 +161,11 @@ func (l *Log) closePool() error {
 // Transaction PREPARED and ROLLBACK records get queue offset 0 and do not
 // advance their queue, as in RocketMQ.
 func (l *Log) Append(m *message.Message) (AppendResult, error) {
-	size, err := l.prepare(m)
+	size, err := l.check(m)
 	if err != nil {
 		return AppendResult{}, err
 	}
+	m.BodyCRC = message.BodyCRC(m.Body)
 	l.lock.Lock()
 	defer l.lock.Unlock()
 	if l.closed.Load() {
@@ -162,7 +179,9 @@ func (l *Log) Append(m *message.Message) (AppendResult, error) {
 	l.placeLocked(m, f.From()+int64(f.WrotePosition()), now)
 	n := message.Encode(w, m)
 	f.Advance(n)
-	f.SetStoreTimestamp(now)
+	if f.StoreTimestamp() != now { // a second barrier only when the ms moves
+		f.SetStoreTimestamp(now)
+	}
 	return AppendResult{
 		WroteOffset:    m.PhysicalOffset,
 		WroteBytes:     n,
@@ -181,10 +200,11 @@ func (l *Log) AppendBatch(msgs []*message.Message) (AppendResult, error) {
 	}
 	total := 0
 	for _, m := range msgs {
-		size, err := l.prepare(m)
+		size, err := l.check(m)
 		if err != nil {
 			return AppendResult{}, err
 		}
+		m.BodyCRC = message.BodyCRC(m.Body)
 		total += size
 	}
 	l.lock.Lock()
@@ -214,8 +234,8 @@ func (l *Log) AppendBatch(msgs []*message.Message) (AppendResult, error) {
 	}, nil
 }
 
-// prepare checks m's size and stamps the fields that need no lock.
-func (l *Log) prepare(m *message.Message) (int, error) {
+// check checks m's size and stamps its store host.
+func (l *Log) check(m *message.Message) (int, error) {
 	if len(m.Body) > l.opts.MaxMessageSize {
 		return 0, &SizeError{What: "body", Size: len(m.Body), Limit: l.opts.MaxMessageSize}
 	}
@@ -227,7 +247,6 @@ func (l *Log) prepare(m *message.Message) (int, error) {
 	if limit := l.opts.FileSize - blankMinLength; size > limit {
 		return 0, &SizeError{What: "record", Size: size, Limit: limit}
 	}
-	m.BodyCRC = message.BodyCRC(m.Body)
 	return size, nil
 }
 
@@ -273,10 +292,14 @@ func (l *Log) placeLocked(m *message.Message, phys, now int64) {
 		m.QueueOffset = 0
 		return
 	}
-	next := l.queueOffsets[queueKey{m.Topic, m.QueueID}]
-	if next == nil {
-		next = new(int64)
-		l.queueOffsets[queueKey{m.Topic, m.QueueID}] = next
+	next := l.lastNext
+	if next == nil || m.QueueID != l.lastQueue.queueID || m.Topic != l.lastQueue.topic {
+		k := queueKey{m.Topic, m.QueueID}
+		if next = l.queueOffsets[k]; next == nil {
+			next = new(int64)
+			l.queueOffsets[k] = next
+		}
+		l.lastQueue, l.lastNext = k, next
 	}
 	m.QueueOffset = *next
 	*next++
@@ -298,6 +321,7 @@ func (l *Log) SetQueueOffset(topic string, queueID int32, next int64) {
 	l.lock.Lock()
 	defer l.lock.Unlock()
 	l.queueOffsets[queueKey{topic, queueID}] = &next
+	l.lastNext = nil
 }
 
 // RemoveQueueOffsets forgets every queue of topic (a deleted topic).
@@ -309,6 +333,7 @@ func (l *Log) RemoveQueueOffsets(topic string) {
 			delete(l.queueOffsets, k)
 		}
 	}
+	l.lastNext = nil
 }
 
 // Read returns size bytes at offset, all within one file, without copying.
@@ -406,6 +431,9 @@ func (l *Log) Close() error {
 	l.lock.Unlock()
 	if !closing {
 		return ErrClosed
+	}
+	if l.clock != nil {
+		l.clock.close()
 	}
 	_, err := l.Flush(0)
 	return errors.Join(err, l.q.Close(), l.closePool())

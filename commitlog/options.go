@@ -46,13 +46,19 @@ type Options struct {
 	// NoWarm turns off faulting in each new file before use. Warming is on by
 	// default because a page fault on the put path costs several times the copy.
 	NoWarm bool
+	// SmallPages maps files with 4 KiB pages only. By default each file asks
+	// for huge pages (2 MiB, where the kernel has transparent huge pages for
+	// files), which copies need far fewer TLB misses for; but msync writes a
+	// whole huge page back however little of it changed, so a log that
+	// flushes every few records (sync flush) should set SmallPages.
+	SmallPages bool
 	// ExternalRecovery leaves recovery to the caller, who must call Recover
 	// once before appending (the store does, from its checkpoint).
 	ExternalRecovery bool
 	// SkipCRCOnRecover skips the body CRC check when scanning at open
 	// (checkCRCOnRecover=false).
 	SkipCRCOnRecover bool
-	// Mapper maps files; nil means mmap.
+	// Mapper maps files; nil means mmap (with huge pages unless SmallPages).
 	Mapper mappedfile.Mapper
 	// Now is the clock for store timestamps; nil means time.Now.
 	Now func() time.Time

@@ -30,21 +30,37 @@ const (
 func hostAddrLen(h netip.AddrPort) int {
 	a := h.Addr()
 	switch {
-	case !a.IsValid():
-		if h.Port() != 0 {
-			return -1
-		}
-		return 4 // the zero AddrPort is stored as 0.0.0.0:0
 	case a.Is4() || a.Is4In6():
 		return 4
-	default:
+	case a.Is6():
 		return 16
+	case h.Port() != 0:
+		return -1
+	default:
+		return 4 // the zero AddrPort is stored as 0.0.0.0:0
 	}
 }
 
 // putHost writes h as address·port int32 and returns the bytes written
 // (8 or 20). The caller has checked h with hostAddrLen.
 func putHost(b []byte, h netip.AddrPort) int {
+	a := h.Addr()
+	if !a.Is4() {
+		return putHostSlow(b, h)
+	}
+	w := (*[8]byte)(b)
+	be.PutUint32(w[:], binaryIPv4(a))
+	be.PutUint32(w[4:], uint32(h.Port()))
+	return 8
+}
+
+// binaryIPv4 is an IPv4 address as a big-endian number.
+func binaryIPv4(a netip.Addr) uint32 {
+	a4 := a.As4()
+	return be.Uint32(a4[:])
+}
+
+func putHostSlow(b []byte, h netip.AddrPort) int {
 	a := h.Addr().Unmap()
 	if a.Is6() {
 		a16 := a.As16()
@@ -143,25 +159,26 @@ func encode(b []byte, m *Message) {
 		magic = MagicV2
 	}
 
-	be.PutUint32(b[posTotalSize:], uint32(len(b)))
-	be.PutUint32(b[posMagic:], uint32(magic))
-	be.PutUint32(b[posBodyCRC:], m.BodyCRC)
-	be.PutUint32(b[posQueueID:], uint32(m.QueueID))
-	be.PutUint32(b[posFlag:], uint32(m.Flag))
-	be.PutUint64(b[posQueueOffset:], uint64(m.QueueOffset))
-	be.PutUint64(b[posPhysicalOffset:], uint64(m.PhysicalOffset))
-	be.PutUint32(b[posSysFlag:], uint32(sys))
-	be.PutUint64(b[posBornTimestamp:], uint64(m.BornTimestamp))
+	h := (*[posBornHost]byte)(b) // one bounds check for the fixed fields
+	be.PutUint32(h[posTotalSize:], uint32(len(b)))
+	be.PutUint32(h[posMagic:], uint32(magic))
+	be.PutUint32(h[posBodyCRC:], m.BodyCRC)
+	be.PutUint32(h[posQueueID:], uint32(m.QueueID))
+	be.PutUint32(h[posFlag:], uint32(m.Flag))
+	be.PutUint64(h[posQueueOffset:], uint64(m.QueueOffset))
+	be.PutUint64(h[posPhysicalOffset:], uint64(m.PhysicalOffset))
+	be.PutUint32(h[posSysFlag:], uint32(sys))
+	be.PutUint64(h[posBornTimestamp:], uint64(m.BornTimestamp))
 	p := posBornHost
 	p += putHost(b[p:], m.BornHost)
 	be.PutUint64(b[p:], uint64(m.StoreTimestamp))
 	p += 8
 	p += putHost(b[p:], m.StoreHost)
-	be.PutUint32(b[p:], uint32(m.ReconsumeTimes))
-	be.PutUint64(b[p+4:], uint64(m.PreparedTransactionOffset))
-	p += 12
-	be.PutUint32(b[p:], uint32(len(m.Body)))
-	p += 4
+	t := (*[16]byte)(b[p:])
+	be.PutUint32(t[0:], uint32(m.ReconsumeTimes))
+	be.PutUint64(t[4:], uint64(m.PreparedTransactionOffset))
+	be.PutUint32(t[12:], uint32(len(m.Body)))
+	p += 16
 	p += copy(b[p:], m.Body)
 	if magic == MagicV1 {
 		b[p] = byte(len(m.Topic))

@@ -161,12 +161,16 @@ func (o Options) validate() error {
 
 func (o Options) commitLog() commitlog.Options {
 	return commitlog.Options{
-		FileSize:       o.CommitLogFileSize,
-		MaxMessageSize: o.MaxMessageSize,
-		PutLock:        o.PutLock,
-		StoreHost:      o.StoreHost,
-		Now:            o.Now,
-		Logger:         o.Logger,
+		FileSize:           o.CommitLogFileSize,
+		MaxMessageSize:     o.MaxMessageSize,
+		PutLock:            o.PutLock,
+		StoreHost:          o.StoreHost,
+		TransientStorePool: o.TransientStorePool,
+		ExternalRecovery:   true, // recover runs it from the checkpoint
+		SmallPages:         o.FlushDiskType == SyncFlush,
+		Mapper:             o.Mapper,
+		Now:                o.Now,
+		Logger:             o.Logger,
 	}
 }
 

@@ -119,8 +119,12 @@ func (r *region) Flush(off, n int) error {
 		r.d.crashLocked()
 		return ErrPowerLost
 	}
+	// From the start of the first page, as msync; but only to the end of
+	// the range: the writer may be filling the rest of the last page right
+	// now. What the kernel might write of it, the random writeback at
+	// close writes.
 	start := off &^ (pageSize - 1)
-	end := min((off+n+pageSize-1)&^(pageSize-1), len(r.buf))
+	end := min(off+n, len(r.buf))
 	if _, err := r.file.WriteAt(r.buf[start:end], int64(start)); err != nil {
 		return fmt.Errorf("powerloss: write back: %w", err)
 	}
