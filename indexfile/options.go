@@ -54,7 +54,9 @@ type Options struct {
 	// MaxQueryNum caps the results of one Query (maxMsgsNumBatch);
 	// 0 means DefaultMaxQueryNum.
 	MaxQueryNum int
-	// Mapper maps the files; nil means mappedfile.MmapMapper.
+	// Mapper maps the files; nil means mappedfile.MmapMapper with huge
+	// pages: puts hit random hash slots, and a file is flushed whole only
+	// when it is full or the store closes.
 	Mapper mappedfile.Mapper
 	// Logger receives state changes (files created, filled, dropped,
 	// deleted); nil discards.
@@ -80,7 +82,7 @@ func (o Options) withDefaults() Options {
 		o.MaxQueryNum = DefaultMaxQueryNum
 	}
 	if o.Mapper == nil {
-		o.Mapper = mappedfile.MmapMapper{}
+		o.Mapper = mappedfile.MmapMapper{HugePages: true}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -81,6 +81,23 @@ func LookupProperty[T string | []byte](props T, name string) (T, bool) {
 	return found, ok
 }
 
+// LookupProperties finds several properties in one pass over props: for
+// each i it sets vals[i] to the value of names[i], the last one as
+// LookupProperty does, and bit i of the result when names[i] is there. It
+// takes at most 64 names and does not allocate.
+func LookupProperties[T string | []byte](props T, names []string, vals []T) (found uint64) {
+	names = names[:min(len(names), len(vals), 64)]
+	for k, v := range entries(props) {
+		for i, name := range names {
+			if len(k) == len(name) && equal(k, name) {
+				vals[i] = v
+				found |= 1 << i
+			}
+		}
+	}
+	return found
+}
+
 // entries yields the valid name/value pairs of an encoded properties string
 // in order; see ParseProperties.
 func entries[T string | []byte](s T) iter.Seq2[T, T] {

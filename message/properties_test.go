@@ -85,6 +85,29 @@ func TestLookupProperty_MissingAndPrefixNames(t *testing.T) {
 	require.False(t, ok)
 }
 
+func TestLookupProperties_AgreesWithLookupProperty(t *testing.T) {
+	names := []string{"TAGS", "KEYS", "UNIQ_KEY", "DELAY"}
+	for _, props := range []string{
+		"",
+		"TAGSX\x01no\x02XTAGS\x01no\x02TAG\x01no\x02TAGS\x01yes\x02",
+		"KEYS\x01a b\x02TAGS\x01t1\x02KEYS\x01c\x02UNIQ_KEY\x01U\x02",
+		"no\x02\x01x\x02DELAY\x01\x02DELAY\x013",
+	} {
+		vals := make([]string, len(names))
+		found := LookupProperties(props, names, vals)
+		for i, name := range names {
+			want, ok := LookupProperty(props, name)
+			require.Equal(t, ok, found&(1<<i) != 0, "%q in %q", name, props)
+			require.Equal(t, want, vals[i], "%q in %q", name, props)
+		}
+	}
+	b := []byte("TAGS\x01t\x02KEYS\x01k\x02")
+	vals := make([][]byte, 4)
+	allocs := testing.AllocsPerRun(100, func() { LookupProperties(b, names, vals) })
+	require.Zero(t, allocs)
+	require.Equal(t, "k", string(vals[1]))
+}
+
 func TestLookupProperty_DoesNotAllocate(t *testing.T) {
 	props := []byte(EncodeProperties(map[string]string{"KEYS": "a b", "TAGS": "TagA", "UNIQ_KEY": "X"}))
 	s := string(props)

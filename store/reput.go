@@ -155,19 +155,34 @@ func (s *MessageStore) dispatchFailed(off int64, err error) {
 	s.log.Error("dispatch stopped at a record it cannot dispatch", "offset", off, "err", err)
 }
 
+// dispatchProperties are the properties dispatch reads, found in one pass.
+var dispatchProperties = [...]string{
+	propTags:    message.PropertyTags,
+	propKeys:    message.PropertyKeys,
+	propUniqKey: message.PropertyUniqClientMessageIDKeyIndex,
+	propDelay:   message.PropertyDelayTimeLevel,
+}
+
+const (
+	propTags = iota
+	propKeys
+	propUniqKey
+	propDelay
+)
+
 // dispatch builds the ConsumeQueue unit and index entries of one record
 // (CommitLogDispatcherBuildConsumeQueue, CommitLogDispatcherBuildIndex).
 func (s *MessageStore) dispatch(r message.Record, off int64) error {
 	sys := r.SysFlag()
-	props := r.Properties()
+	var props [len(dispatchProperties)][]byte
+	found := message.LookupProperties(r.Properties(), dispatchProperties[:], props[:])
 	s.lastDispatchedTime.Store(r.StoreTimestamp())
 	topic := bytesString(r.Topic())
 	switch sys & message.TxMask {
 	case 0, message.TxCommit:
-		tags, _ := message.LookupProperty(props, message.PropertyTags)
-		code := message.TagsCode(tags)
-		if bytesString(r.Topic()) == message.TopicSchedule {
-			if at, ok := s.deliverAt(props, r.StoreTimestamp()); ok {
+		code := message.TagsCode(props[propTags])
+		if found&(1<<propDelay) != 0 && topic == message.TopicSchedule {
+			if at, ok := s.deliverAt(props[propDelay], r.StoreTimestamp()); ok {
 				code = at // when it is due, as RocketMQ keeps it
 			}
 		}
@@ -186,9 +201,8 @@ func (s *MessageStore) dispatch(r message.Record, off int64) error {
 			TagsCode: code, StoreTimestamp: r.StoreTimestamp()})
 	}
 	if s.index != nil {
-		keys, _ := message.LookupProperty(props, message.PropertyKeys)
-		uniq, _ := message.LookupProperty(props, message.PropertyUniqClientMessageIDKeyIndex)
-		if err := s.index.Put(topic, bytesString(keys), bytesString(uniq), off, r.StoreTimestamp(), sys); err != nil {
+		keys, uniq := bytesString(props[propKeys]), bytesString(props[propUniqKey])
+		if err := s.index.Put(topic, keys, uniq, off, r.StoreTimestamp(), sys); err != nil {
 			return fmt.Errorf("store: index record at %d: %w", off, err)
 		}
 	}

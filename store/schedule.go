@@ -67,12 +67,8 @@ func (s *MessageStore) scheduleDelay(m *message.Message) {
 
 // deliverAt is the ConsumeQueue tags code of a SCHEDULE_TOPIC_XXXX record:
 // when it is due, in ms.
-func (s *MessageStore) deliverAt(props []byte, storeTimestamp int64) (int64, bool) {
-	v, ok := message.LookupProperty(props, message.PropertyDelayTimeLevel)
-	if !ok {
-		return 0, false
-	}
-	level, err := strconv.Atoi(bytesString(v))
+func (s *MessageStore) deliverAt(delayLevel []byte, storeTimestamp int64) (int64, bool) {
+	level, err := strconv.Atoi(bytesString(delayLevel))
 	if err != nil || level <= 0 {
 		return 0, false
 	}
