@@ -52,6 +52,8 @@ const (
 	reputPoll       = time.Millisecond
 	reputBusyWindow = 50 * time.Millisecond
 	reputIdle       = 10 * time.Millisecond
+
+	reputPublishEvery = 64
 )
 
 // wakeReput wakes a parked dispatch goroutine; while it polls, it costs
@@ -121,7 +123,10 @@ func (s *MessageStore) doReput() bool {
 	}
 	it := s.cl.Iterate(from, false)
 	defer it.Close()
-	moved := false
+	// The reput offset is published every reputPublishEvery records and at
+	// the end: each atomic store is a barrier that waits for the unit and
+	// index writes before it to reach memory.
+	done, n := from, 0
 	for it.Next() {
 		if it.RecordOffset()+int64(len(it.Record())) > limit {
 			break
@@ -130,13 +135,17 @@ func (s *MessageStore) doReput() bool {
 			s.dispatchFailed(it.RecordOffset(), err)
 			break
 		}
-		s.reput.from.Store(it.Offset())
-		moved = true
+		done = it.Offset()
+		if n++; n%reputPublishEvery == 0 {
+			s.reput.from.Store(done)
+		}
 	}
 	if err := it.Err(); err != nil {
 		s.dispatchFailed(it.Offset(), err)
 	}
+	moved := done != from
 	if moved {
+		s.reput.from.Store(done)
 		s.reput.mu.Lock()
 		close(s.reput.advanced)
 		s.reput.advanced = make(chan struct{})
@@ -176,7 +185,9 @@ func (s *MessageStore) dispatch(r message.Record, off int64) error {
 	sys := r.SysFlag()
 	var props [len(dispatchProperties)][]byte
 	found := message.LookupProperties(r.Properties(), dispatchProperties[:], props[:])
-	s.lastDispatchedTime.Store(r.StoreTimestamp())
+	if ts := r.StoreTimestamp(); s.lastDispatchedTime.Load() != ts {
+		s.lastDispatchedTime.Store(ts)
+	}
 	topic := bytesString(r.Topic())
 	switch sys & message.TxMask {
 	case 0, message.TxCommit:
