@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // Separators of the encoded properties string (RocketMQ MessageDecoder
@@ -87,13 +88,23 @@ func LookupProperty[T string | []byte](props T, name string) (T, bool) {
 // takes at most 64 names and does not allocate.
 func LookupProperties[T string | []byte](props T, names []string, vals []T) (found uint64) {
 	names = names[:min(len(names), len(vals), 64)]
-	for k, v := range entries(props) {
-		for i, name := range names {
-			if len(k) == len(name) && equal(k, name) {
-				vals[i] = v
-				found |= 1 << i
+	// The loop of entries, written out: this runs for every dispatched record.
+	for start := 0; start < len(props); {
+		end := indexByteFrom(props, start, PropertySeparator)
+		if end < 0 {
+			end = len(props)
+		}
+		sep := indexByteFrom(props[:end], start, NameValueSeparator)
+		if sep > start && sep < end-1 {
+			k := props[start:sep]
+			for i, name := range names {
+				if len(k) == len(name) && equal(k, name) {
+					vals[i] = props[sep+1 : end]
+					found |= 1 << i
+				}
 			}
 		}
+		start = end + 1
 	}
 	return found
 }
@@ -141,13 +152,15 @@ func Keys[T string | []byte](keys T) iter.Seq[T] {
 
 // indexByteFrom returns the index of the first c in s at or after from, or -1.
 func indexByteFrom[T string | []byte](s T, from int, c byte) int {
-	for i := from; i < len(s); i++ {
-		if s[i] == c {
-			return i
-		}
+	if i := strings.IndexByte(view(s)[from:], c); i >= 0 {
+		return from + i
 	}
 	return -1
 }
+
+// view is s as a string, without copying: a slice header begins as a
+// string header does. The string must not outlive s's bytes.
+func view[T string | []byte](s T) string { return *(*string)(unsafe.Pointer(&s)) }
 
 // equal reports whether a holds the bytes of b, without converting a.
 func equal[T string | []byte](a T, b string) bool {

@@ -163,3 +163,13 @@ func TestKeys_StopsEarlyAndDoesNotAllocate(t *testing.T) {
 	})
 	require.Zero(t, allocs)
 }
+
+func BenchmarkLookupProperties(b *testing.B) {
+	props := []byte("TAGS\x01TagA\x02KEYS\x01order-123456789\x02UNIQ_KEY\x017F0000010F2A18B4AAC2712B4A8B0000\x02WAIT\x01true\x02")
+	names := []string{PropertyTags, PropertyKeys, PropertyUniqClientMessageIDKeyIndex, PropertyDelayTimeLevel}
+	vals := make([][]byte, len(names))
+	b.SetBytes(int64(len(props)))
+	for b.Loop() {
+		LookupProperties(props, names, vals)
+	}
+}

@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +31,12 @@ type ArrivalListener func(Arrival)
 func (s *MessageStore) AddArrivalListener(fn ArrivalListener) {
 	s.listenersMu.Lock()
 	defer s.listenersMu.Unlock()
-	s.listeners = append(s.listeners, fn)
+	var ls []ArrivalListener
+	if old := s.listeners.Load(); old != nil {
+		ls = slices.Clone(*old)
+	}
+	ls = append(ls, fn)
+	s.listeners.Store(&ls)
 }
 
 // reputState is the ReputMessageService's state.
@@ -41,6 +48,8 @@ type reputState struct {
 	mu       sync.Mutex    // guards advanced
 	advanced chan struct{} // closed and replaced each time from moves
 	failedAt int64         // offset of a record that failed to dispatch, logged once
+
+	lastQueue *consumequeue.Queue // the queue of the last record; dispatch goroutine only
 }
 
 // Dispatch polls the CommitLog every reputPoll while records keep coming,
@@ -197,15 +206,20 @@ func (s *MessageStore) dispatch(r message.Record, off int64) error {
 				code = at // when it is due, as RocketMQ keeps it
 			}
 		}
-		q := s.cqs.Get(topic, r.QueueID())
-		if q == nil {
-			var err error
-			if q, err = s.cqs.GetOrCreate(string(r.Topic()), r.QueueID()); err != nil {
-				return err
-			}
+		q, err := s.dispatchQueue(topic, r.QueueID())
+		if err != nil {
+			return err
 		}
 		unit := consumequeue.Unit{Offset: off, Size: r.TotalSize(), TagsCode: code}
-		if err := q.Put(unit, r.QueueOffset()); err != nil && !errors.Is(err, consumequeue.ErrInvalidUnit) {
+		err = q.Put(unit, r.QueueOffset())
+		if errors.Is(err, consumequeue.ErrClosed) { // removed since it was cached
+			s.reput.lastQueue = nil
+			if q, err = s.dispatchQueue(topic, r.QueueID()); err != nil {
+				return err
+			}
+			err = q.Put(unit, r.QueueOffset())
+		}
+		if err != nil && !errors.Is(err, consumequeue.ErrInvalidUnit) {
 			return fmt.Errorf("store: dispatch to %s/%d: %w", q.Topic(), q.QueueID(), err)
 		}
 		s.notify(Arrival{Topic: q.Topic(), QueueID: q.QueueID(), QueueOffset: r.QueueOffset(),
@@ -221,11 +235,29 @@ func (s *MessageStore) dispatch(r message.Record, off int64) error {
 }
 
 func (s *MessageStore) notify(a Arrival) {
-	s.listenersMu.RLock()
-	defer s.listenersMu.RUnlock()
-	for _, fn := range s.listeners {
-		fn(a)
+	if ls := s.listeners.Load(); ls != nil {
+		for _, fn := range *ls {
+			fn(a)
+		}
 	}
+}
+
+// dispatchQueue returns the ConsumeQueue of topic/queueID, creating it if
+// needed. It keeps the last one: records of one queue often follow each
+// other. Only the dispatch goroutine calls it.
+func (s *MessageStore) dispatchQueue(topic string, queueID int32) (*consumequeue.Queue, error) {
+	if q := s.reput.lastQueue; q != nil && q.QueueID() == queueID && q.Topic() == topic {
+		return q, nil
+	}
+	q := s.cqs.Get(topic, queueID)
+	if q == nil {
+		var err error
+		if q, err = s.cqs.GetOrCreate(strings.Clone(topic), queueID); err != nil {
+			return nil, err
+		}
+	}
+	s.reput.lastQueue = q
+	return q, nil
 }
 
 // DispatchedOffset is the CommitLog offset up to which every record is in

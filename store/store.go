@@ -53,8 +53,8 @@ type MessageStore struct {
 	delays             []time.Duration
 	sched              *scheduler
 
-	listenersMu sync.RWMutex // guards listeners
-	listeners   []ArrivalListener
+	listenersMu sync.Mutex // serialises changes to listeners
+	listeners   atomic.Pointer[[]ArrivalListener]
 
 	reput    reputState
 	memBytes int64 // physical memory, for the in-memory read limits
