@@ -42,10 +42,13 @@ func freePort(b *testing.B) int {
 func startBrokerProcess(b *testing.B, args ...string) *brokerProcess {
 	b.Helper()
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "broker")
-	build := exec.Command("go", "build", "-o", bin, "github.com/rocketstore/rocketstore/cmd/broker")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("building the broker: %v\n%s", err, out)
+	bin := os.Getenv("ROCKETSTORE_BROKER_BIN") // a prebuilt broker, to compare builds
+	if bin == "" {
+		bin = filepath.Join(dir, "broker")
+		build := exec.Command("go", "build", "-o", bin, "github.com/rocketstore/rocketstore/cmd/broker")
+		if out, err := build.CombinedOutput(); err != nil {
+			b.Fatalf("building the broker: %v\n%s", err, out)
+		}
 	}
 	ns := fmt.Sprintf("127.0.0.1:%d", freePort(b))
 	if prof := os.Getenv("ROCKETSTORE_BROKER_CPUPROFILE"); prof != "" {
