@@ -6,6 +6,7 @@ import (
 	"github.com/rocketstore/rocketstore/message"
 	"github.com/rocketstore/rocketstore/server/namesrv"
 	"github.com/rocketstore/rocketstore/server/remoting"
+	"github.com/rocketstore/rocketstore/store"
 )
 
 // processUpdateAndCreateTopic handles UPDATE_AND_CREATE_TOPIC (17).
@@ -67,9 +68,17 @@ func (b *Broker) processDeleteTopic(_ context.Context, req *remoting.Request) *r
 // registerProcessors wires every request code the broker serves.
 func (b *Broker) registerProcessors() {
 	s := b.srv
-	s.RegisterFunc(remoting.SendMessage, b.processSend)
-	s.RegisterFunc(remoting.SendMessageV2, b.processSend)
-	s.RegisterFunc(remoting.SendBatchMessage, b.processSend)
+	send := remoting.ProcessorFunc(b.processSend)
+	for _, code := range []int{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage} {
+		if b.opts.Store.FlushDiskType == store.AsyncFlush {
+			// A put under asynchronous flush does not wait: run it on the
+			// connection's reading goroutine, saving a goroutine and its
+			// wake-ups per message, and coalescing pipelined answers.
+			s.RegisterInline(code, send)
+		} else {
+			s.Register(code, send) // a put waits for its flush: concurrently
+		}
+	}
 	s.RegisterFunc(remoting.PullMessage, b.processPull)
 	s.RegisterFunc(remoting.QueryConsumerOffset, b.processQueryConsumerOffset)
 	s.RegisterFunc(remoting.UpdateConsumerOffset, b.processUpdateConsumerOffset)

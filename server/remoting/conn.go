@@ -29,10 +29,13 @@ type Conn struct {
 
 	nextOpaque atomic.Int32
 
-	wmu    sync.Mutex // guards wbuf, bufs, bufArr and writing to nc
-	wbuf   []byte
-	bufs   net.Buffers
-	bufArr [2][]byte
+	wmu          sync.Mutex // guards the four fields below (see writer.go)
+	pend         []byte     // frames queued behind the writer, in order
+	pendDeadline time.Time  // the soonest deadline of the queued frames
+	writing      bool       // a goroutine writes; it writes pend before it stops
+	spare        []byte     // a free buffer for pend
+	bufs         net.Buffers
+	bufArr       [2][]byte // bufs and bufArr belong to the writer: writev of frame and large body
 
 	mu       sync.Mutex // guards the fields below
 	closed   bool
@@ -192,51 +195,6 @@ func (c *Conn) dropPending(op int32) {
 	c.mu.Unlock()
 }
 
-// smallBody is the largest body copied behind the header into one write;
-// larger bodies go out with writev, uncopied.
-const smallBody = 4 << 10
-
-// write writes one frame. A failed or timed-out write leaves the stream
-// broken, so it closes the connection. deadline, when not zero and sooner
-// than the write timeout, bounds the write.
-func (c *Conn) write(cmd *Command, deadline time.Time) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.isClosed() {
-		return ErrConnClosed
-	}
-	head, err := cmd.appendHead(c.wbuf[:0], len(cmd.Body))
-	if err != nil {
-		return err
-	}
-	if wt := c.ep.opts.WriteTimeout; wt > 0 {
-		if d := time.Now().Add(wt); deadline.IsZero() || d.Before(deadline) {
-			deadline = d
-		}
-	}
-	if err := c.nc.SetWriteDeadline(deadline); err != nil {
-		c.closeWith(err)
-		return fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err)
-	}
-	if len(cmd.Body) <= smallBody {
-		head = append(head, cmd.Body...)
-		_, err = c.nc.Write(head)
-	} else {
-		c.bufArr = [2][]byte{head, cmd.Body}
-		c.bufs = c.bufArr[:] // WriteTo consumes bufs and clears bufArr
-		_, err = c.bufs.WriteTo(c.nc)
-	}
-	if cap(head) <= 64<<10 {
-		c.wbuf = head[:0]
-	}
-	if err != nil {
-		c.ep.log.Warn("remoting: write failed, closing the connection", "conn", c, "err", err)
-		c.closeWith(err)
-		return fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err)
-	}
-	return nil
-}
-
 // readLoop reads frames until the connection fails or closes, then closes
 // it and runs the close listeners. It runs in a tracked goroutine.
 func (c *Conn) readLoop() {
@@ -244,9 +202,12 @@ func (c *Conn) readLoop() {
 	fr := NewFrameReader(bufio.NewReaderSize(c.nc, 64<<10), c.ep.opts.MaxFrameSize)
 	var err error
 	for {
-		if idle := c.ep.opts.IdleTimeout; idle > 0 {
-			if err = c.nc.SetReadDeadline(time.Now().Add(idle)); err != nil {
-				break
+		if !fr.frameBuffered() { // the next read may wait for the peer
+			c.flush() // answers of inline processors go out first
+			if idle := c.ep.opts.IdleTimeout; idle > 0 {
+				if err = c.nc.SetReadDeadline(time.Now().Add(idle)); err != nil {
+					break
+				}
 			}
 		}
 		var cmd *Command
@@ -257,7 +218,7 @@ func (c *Conn) readLoop() {
 		if cmd.IsResponse() {
 			c.deliver(cmd)
 		} else {
-			c.dispatch(cmd)
+			c.dispatch(cmd, fr.frameBuffered())
 		}
 	}
 	c.logReadEnd(err)
@@ -308,29 +269,41 @@ func (c *Conn) deliver(resp *Command) {
 	c.ep.log.Debug("remoting: response to no waiting call dropped", "conn", c, "opaque", resp.Opaque, "code", resp.Code)
 }
 
-// dispatch starts the processor for a request in its own goroutine, after
-// waiting for a free slot of MaxConcurrentPerConn. Requests without a
-// processor, or arriving while the endpoint shuts down, are answered here.
-func (c *Conn) dispatch(cmd *Command) {
-	p := c.ep.processor(cmd.Code)
+// dispatch runs an inline processor here, or starts the processor for a
+// request in its own goroutine after waiting for a free slot of
+// MaxConcurrentPerConn. Requests without a processor, or arriving while
+// the endpoint shuts down, are answered here. more says that another
+// request is already read: answers written here wait for the next write
+// or flush.
+func (c *Conn) dispatch(cmd *Command, more bool) {
+	r := c.ep.processor(cmd.Code)
 	req := &Request{Command: cmd, Conn: c}
 	switch {
 	case c.ep.draining.Load():
 		c.answerInline(req, NewResponse(ServiceNotAvailable, "the server is shutting down"))
 		return
-	case p == nil:
+	case r.p == nil:
 		c.answerInline(req, NewResponse(RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", cmd.Code)))
 		return
 	}
 	c.ep.inflight.add()
-	select {
-	case c.sem <- struct{}{}:
-	case <-c.done:
-		c.ep.inflight.done()
+	if r.inline {
+		c.respond(req, c.run(r.p, req), more)
 		return
 	}
+	select {
+	case c.sem <- struct{}{}:
+	default:
+		c.flush() // answers queued here must not wait for a free slot
+		select {
+		case c.sem <- struct{}{}:
+		case <-c.done:
+			c.ep.inflight.done()
+			return
+		}
+	}
 	c.ep.goroutines.add()
-	go c.process(p, req)
+	go c.process(r.p, req)
 }
 
 func (c *Conn) answerInline(req *Request, resp *Command) {
@@ -348,13 +321,18 @@ func (c *Conn) process(p Processor, req *Request) {
 	defer c.ep.goroutines.done()
 	resp := c.run(p, req)
 	<-c.sem
-	switch {
-	case resp != nil:
-		if err := req.Respond(resp); err != nil && !errors.Is(err, ErrConnClosed) {
-			c.ep.log.Warn("remoting: response not sent", "conn", c, "code", req.Code, "err", err)
-		}
-	default:
+	c.respond(req, resp, false)
+}
+
+// respond sends what a processor returned; with cork the response waits
+// for the next write or flush.
+func (c *Conn) respond(req *Request, resp *Command, cork bool) {
+	if resp == nil {
 		req.finish(reqRunning) // no-op when deferred
+		return
+	}
+	if err := req.respond(resp, cork); err != nil && !errors.Is(err, ErrConnClosed) {
+		c.ep.log.Warn("remoting: response not sent", "conn", c, "code", req.Code, "err", err)
 	}
 }
 

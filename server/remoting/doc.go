@@ -48,9 +48,13 @@
 //
 // A Server reads each connection in one goroutine and runs each request's
 // Processor in a goroutine of its own, so requests on one connection are
-// processed concurrently, as RocketMQ does. A request code without a
-// processor is answered REQUEST_CODE_NOT_SUPPORTED; a processor that panics
-// answers SYSTEM_ERROR. A processor can answer later: it calls req.Defer,
+// processed concurrently, as RocketMQ does. A processor registered with
+// RegisterInline runs on the reading goroutine instead, in order: no
+// goroutine or wake-up per request, for quick processors that never wait.
+// Frames ready to go at the same time (answers of requests read together,
+// or of processors finishing together) leave in one write. A request code
+// without a processor is answered REQUEST_CODE_NOT_SUPPORTED; a processor
+// that panics answers SYSTEM_ERROR. A processor can answer later: it calls req.Defer,
 // returns nil, and calls req.Respond from any goroutine (long polling).
 // Each Conn can send requests to its peer too (Invoke, InvokeOneway,
 // InvokeAsync), and OnClose listeners learn when a connection closes.

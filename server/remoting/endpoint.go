@@ -92,8 +92,14 @@ type endpoint struct {
 }
 
 type processorTable struct {
-	byCode map[int]Processor
-	def    Processor
+	byCode map[int]registered
+	def    registered
+}
+
+// registered is a processor and how it runs.
+type registered struct {
+	p      Processor
+	inline bool // run on the connection's reading goroutine
 }
 
 func newEndpoint(opts Options) (*endpoint, error) {
@@ -102,36 +108,38 @@ func newEndpoint(opts Options) (*endpoint, error) {
 		return nil, err
 	}
 	ep := &endpoint{opts: opts, log: opts.Logger}
-	ep.processors.Store(&processorTable{byCode: map[int]Processor{}})
+	ep.processors.Store(&processorTable{byCode: map[int]registered{}})
 	ep.listeners.Store(&[]func(*Conn){})
 	return ep, nil
 }
 
 // register copies the processor table with code (or the default, when
 // isDefault) set to p; nil p removes it.
-func (ep *endpoint) register(code int, isDefault bool, p Processor) {
+func (ep *endpoint) register(code int, isDefault bool, p Processor, inline bool) {
 	ep.regMu.Lock()
 	defer ep.regMu.Unlock()
 	old := ep.processors.Load()
-	t := &processorTable{byCode: make(map[int]Processor, len(old.byCode)+1), def: old.def}
+	t := &processorTable{byCode: make(map[int]registered, len(old.byCode)+1), def: old.def}
 	for k, v := range old.byCode {
 		t.byCode[k] = v
 	}
+	r := registered{p: p, inline: inline && p != nil}
 	switch {
 	case isDefault:
-		t.def = p
+		t.def = r
 	case p == nil:
 		delete(t.byCode, code)
 	default:
-		t.byCode[code] = p
+		t.byCode[code] = r
 	}
 	ep.processors.Store(t)
 }
 
-func (ep *endpoint) processor(code int) Processor {
+// processor returns the processor of code; its p is nil when there is none.
+func (ep *endpoint) processor(code int) registered {
 	t := ep.processors.Load()
-	if p, ok := t.byCode[code]; ok {
-		return p
+	if r, ok := t.byCode[code]; ok {
+		return r
 	}
 	return t.def
 }

@@ -161,6 +161,19 @@ func NewFrameReader(r *bufio.Reader, maxFrameSize int) *FrameReader {
 	return &FrameReader{r: r, max: maxFrameSize}
 }
 
+// frameBuffered reports whether ReadCommand can return without reading
+// from the stream: a whole frame is buffered, or a length field that
+// ReadCommand refuses at once.
+func (fr *FrameReader) frameBuffered() bool {
+	n := fr.r.Buffered()
+	if n < 4 {
+		return false
+	}
+	head, _ := fr.r.Peek(4)
+	length := int64(int32(binary.BigEndian.Uint32(head)))
+	return length < 4 || length+4 > int64(fr.max) || int64(n) >= length+4
+}
+
 // readChunk is how much a frame buffer grows at a time once a frame is
 // larger than it: the peer must send the bytes before more is allocated.
 const readChunk = 1 << 20

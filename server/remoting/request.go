@@ -79,7 +79,11 @@ func (r *Request) Defer() {
 // called once, from any goroutine; it returns ErrConnClosed when the
 // connection has closed (the response is dropped) and ErrAlreadyResponded
 // when r was already answered.
-func (r *Request) Respond(resp *Command) error {
+func (r *Request) Respond(resp *Command) error { return r.respond(resp, false) }
+
+// respond is Respond; with cork the response waits for the connection's
+// next write or flush.
+func (r *Request) respond(resp *Command, cork bool) error {
 	var prev int32
 	for {
 		prev = r.state.Load()
@@ -99,7 +103,7 @@ func (r *Request) Respond(resp *Command) error {
 	}
 	resp.Opaque = r.Opaque
 	resp.Flag |= FlagResponse
-	if err := r.Conn.write(resp, time.Time{}); err != nil {
+	if err := r.Conn.send(resp, time.Time{}, cork); err != nil {
 		return fmt.Errorf("remoting: response to request code %d from %s: %w", r.Code, r.Conn.RemoteAddr(), err)
 	}
 	return nil
