@@ -96,3 +96,35 @@ func TestPeriodic_LeastPagesAndThorough(t *testing.T) {
 		require.NoError(t, p.Close())
 	})
 }
+
+// TestGroupCommit_GathersTheWritersItAnswered: writers that come back one
+// by one after a flush share the next one, instead of the first of them
+// starting a flush that leaves the others to wait for one more.
+func TestGroupCommit_GathersTheWritersItAnswered(t *testing.T) {
+	var written, durable atomic.Int64
+	flush := func(int) (int64, error) {
+		end := written.Load()
+		time.Sleep(3 * time.Millisecond) // an fsync
+		durable.Store(end)
+		return end, nil
+	}
+	g := NewGroupCommit(flush, 0, nil)
+	defer g.Close()
+	const writers, each = 16, 40
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Go(func() {
+			for range each {
+				time.Sleep(20 * time.Microsecond) // making the next record
+				if err := g.Wait(written.Add(1)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	perSync := float64(writers*each) / float64(g.Syncs())
+	t.Logf("%d puts, %d syncs, %.1f puts per sync", writers*each, g.Syncs(), perSync)
+	require.Greater(t, perSync, 10.0, "a flush should cover nearly every writer (without gathering: 8)")
+}

@@ -34,6 +34,11 @@ type GroupCommit struct {
 	stop  chan struct{}
 	done  chan struct{}
 	syncs atomic.Int64
+
+	// The loop's own: how many waiters the last flush answered and how long
+	// it took (see gather).
+	lastAnswered int
+	lastFlush    time.Duration
 }
 
 type waiter struct {
@@ -115,10 +120,45 @@ func (g *GroupCommit) loop() {
 			g.serve(batch[:0], true)
 			return
 		case <-g.wake:
+			g.gather()
 		case <-t.C:
 		}
 		batch = g.serve(batch[:0], false)
 	}
+}
+
+// gather waits, at most half the time of the last flush (and never over
+// maxGather), until as many waiters are there as the last flush answered.
+// The writers it answered come back one by one with their next records; a
+// flush started for the first of them would leave the others to wait a
+// whole flush more, and make twice the flushes. So with 16 writers a flush
+// covers about 16 records instead of 8, while a lone writer (the last
+// flush answered one) never waits. RocketMQ flushes for whoever is there.
+func (g *GroupCommit) gather() {
+	want, d := g.lastAnswered, min(g.lastFlush/2, maxGather)
+	if want <= 1 || d <= 0 || g.pending() >= want {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for g.pending() < want {
+		select {
+		case <-g.wake:
+		case <-t.C:
+			return
+		case <-g.stop:
+			return
+		}
+	}
+}
+
+// maxGather bounds the wait of gather.
+const maxGather = time.Millisecond
+
+func (g *GroupCommit) pending() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.waiters)
 }
 
 // serve flushes once for every waiter there now and answers them. Waiters
@@ -135,7 +175,9 @@ func (g *GroupCommit) serve(batch []*waiter, closing bool) []*waiter {
 	if len(batch) == 0 {
 		return batch
 	}
+	start := time.Now()
 	flushed, err := g.flush(0)
+	g.lastFlush = time.Since(start)
 	g.syncs.Add(1)
 	if err != nil {
 		g.log.Error("sync flush failed", "err", err)
@@ -153,6 +195,7 @@ func (g *GroupCommit) serve(batch []*waiter, closing bool) []*waiter {
 			keep = append(keep, w)
 		}
 	}
+	g.lastAnswered = len(batch) - len(keep)
 	if len(keep) > 0 {
 		g.mu.Lock()
 		g.waiters = append(g.waiters, keep...)
