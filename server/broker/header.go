@@ -8,17 +8,32 @@ import (
 )
 
 // header reads ext fields of a request, collecting the first parse error.
+// Fields are named by their long names; short maps them to the names the
+// request uses, if they differ.
 type header struct {
-	ext map[string]string
-	err error
+	ext   map[string]string
+	short map[string]string
+	err   error
 }
 
 func newHeader(c *remoting.Command) *header { return &header{ext: c.ExtFields} }
 
-func (h *header) str(name string) string { return h.ext[name] }
+// get returns the field called name in long names.
+func (h *header) get(name string) (string, bool) {
+	if s, ok := h.short[name]; ok {
+		name = s
+	}
+	v, ok := h.ext[name]
+	return v, ok
+}
+
+func (h *header) str(name string) string {
+	v, _ := h.get(name)
+	return v
+}
 
 func (h *header) int64(name string, def int64) int64 {
-	v, ok := h.ext[name]
+	v, ok := h.get(name)
 	if !ok || v == "" {
 		return def
 	}
@@ -38,39 +53,35 @@ func (h *header) int32(name string, def int32) int32 {
 }
 
 func (h *header) bool(name string) bool {
-	v := h.ext[name]
+	v, _ := h.get(name)
 	return v == "true"
 }
 
 // require records an error when a field is missing.
 func (h *header) require(names ...string) {
 	for _, n := range names {
-		if _, ok := h.ext[n]; !ok && h.err == nil {
+		if _, ok := h.get(n); !ok && h.err == nil {
 			h.err = fmt.Errorf("header field %s is missing", n)
 		}
 	}
 }
 
-// sendV2Names maps SendMessageRequestHeaderV2's one-letter fields to the
-// long names of SendMessageRequestHeader.
-var sendV2Names = [...][2]string{
-	{"a", "producerGroup"}, {"b", "topic"}, {"c", "defaultTopic"}, {"d", "defaultTopicQueueNums"},
-	{"e", "queueId"}, {"f", "sysFlag"}, {"g", "bornTimestamp"}, {"h", "flag"}, {"i", "properties"},
-	{"j", "reconsumeTimes"}, {"k", "unitMode"}, {"l", "maxReconsumeTimes"}, {"m", "batch"}, {"n", "bname"},
+// sendV2Names maps the long names of SendMessageRequestHeader to
+// SendMessageRequestHeaderV2's one-letter fields.
+var sendV2Names = map[string]string{
+	"producerGroup": "a", "topic": "b", "defaultTopic": "c", "defaultTopicQueueNums": "d",
+	"queueId": "e", "sysFlag": "f", "bornTimestamp": "g", "flag": "h", "properties": "i",
+	"reconsumeTimes": "j", "unitMode": "k", "maxReconsumeTimes": "l", "batch": "m", "bname": "n",
 }
 
-// sendHeader returns the send header of a request in long names.
+// sendHeader returns the send header of a request, read by long names
+// (without copying a V2 header into a map of long names).
 func sendHeader(c *remoting.Command) *header {
-	if c.Code == remoting.SendMessage {
-		return newHeader(c)
+	h := newHeader(c)
+	if c.Code != remoting.SendMessage {
+		h.short = sendV2Names
 	}
-	ext := make(map[string]string, len(sendV2Names))
-	for _, p := range sendV2Names {
-		if v, ok := c.ExtFields[p[0]]; ok {
-			ext[p[1]] = v
-		}
-	}
-	return &header{ext: ext}
+	return h
 }
 
 func errResponse(code int, format string, args ...any) *remoting.Command {
