@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -358,4 +360,41 @@ func TestStore_ArrivalOrder_ConcurrentPuts(t *testing.T) {
 			require.Equal(t, int64(i), off, "queue %s dispatched in order", k)
 		}
 	}
+}
+
+// countingMapper maps with mmap and records the folders of the files it
+// mapped.
+type countingMapper struct {
+	mu   sync.Mutex
+	dirs map[string]int
+}
+
+func (c *countingMapper) Map(f *os.File, size int) (mappedfile.Region, error) {
+	c.mu.Lock()
+	c.dirs[filepath.Base(filepath.Dir(f.Name()))]++
+	c.mu.Unlock()
+	return mappedfile.MmapMapper{}.Map(f, size)
+}
+
+// The store's Options reach the CommitLog: every file goes through the
+// store's Mapper (the power-loss test counts on it), and the pool.
+func TestStore_CommitLogGetsTheStoreOptions(t *testing.T) {
+	m := &countingMapper{dirs: map[string]int{}}
+	opts := smallOptions()
+	opts.Mapper = m
+	opts.TransientStorePool = true
+	s := openTestStore(t, t.TempDir(), opts)
+	_, err := s.PutMessage(msg("T", 0, "b", "", "k"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { // readable once the pool buffer is committed
+		g := s.GetMessage("g", "T", 0, 0, 1, nil)
+		defer g.Release()
+		return g.Status == Found
+	}, 5*time.Second, 10*time.Millisecond)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	require.Positive(t, m.dirs["commitlog"], "CommitLog files mapped by the store's Mapper; got %v", m.dirs)
+	require.Positive(t, m.dirs["0"], "ConsumeQueue files too; got %v", m.dirs)
+	last := s.CommitLog().Files()[len(s.CommitLog().Files())-1]
+	require.True(t, last.HasPoolBuffer(), "TransientStorePool reaches the CommitLog")
 }
