@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -103,6 +104,40 @@ func TestStore_Recovery_DamagedCommitLog(t *testing.T) {
 				checkPrefix(t, s, cut)
 			})
 		}
+	}
+}
+
+// A crash right after a roll-over: the old file ends with its END_OF_FILE
+// padding and the new file holds nothing yet. Dispatch must count the
+// padding as dispatched, or recovery stops short of the end of the log.
+func TestStore_Recovery_EndsRightAfterPadding(t *testing.T) {
+	for _, crashed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("crashed=%v", crashed), func(t *testing.T) {
+			dir := t.TempDir()
+			res := fillStore(t, dir, 300)
+			size := int64(smallOptions().CommitLogFileSize)
+			cut := -1
+			for i := 1; i < len(res); i++ {
+				if res[i].WroteOffset%size == 0 {
+					cut = i // the first record of a new file
+					break
+				}
+			}
+			require.Positive(t, cut, "the messages fill more than one file")
+			path := lastCommitLogFile(t, dir, res[cut].WroteOffset)
+			require.NoError(t, os.WriteFile(path, make([]byte, size), 0o644))
+			for _, r := range res[cut+1:] { // and the files after it
+				if p := lastCommitLogFile(t, dir, r.WroteOffset); p != path {
+					require.NoError(t, os.WriteFile(p, make([]byte, size), 0o644))
+				}
+			}
+			if crashed {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "abort"), nil, 0o644))
+			}
+			s := openTestStore(t, dir, smallOptions())
+			checkPrefix(t, s, cut)
+			require.True(t, s.WaitDispatched(5*time.Second))
+		})
 	}
 }
 

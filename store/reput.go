@@ -136,12 +136,15 @@ func (s *MessageStore) doReput() bool {
 	// the end: each atomic store is a barrier that waits for the unit and
 	// index writes before it to reach memory.
 	done, n := from, 0
+	stopped := false // before the readable end: a limit or a failure
 	for it.Next() {
 		if it.RecordOffset()+int64(len(it.Record())) > limit {
+			stopped = true
 			break
 		}
 		if err := s.dispatch(it.Record(), it.RecordOffset()); err != nil {
 			s.dispatchFailed(it.RecordOffset(), err)
+			stopped = true
 			break
 		}
 		done = it.Offset()
@@ -151,6 +154,11 @@ func (s *MessageStore) doReput() bool {
 	}
 	if err := it.Err(); err != nil {
 		s.dispatchFailed(it.Offset(), err)
+	} else if !stopped {
+		// At the readable end, past any END_OF_FILE padding after the last
+		// record: the padding counts as dispatched, or a log that ends with
+		// it (a crash right after a roll-over) would never be caught up.
+		done = max(done, min(it.Offset(), limit))
 	}
 	moved := done != from
 	if moved {
