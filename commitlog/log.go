@@ -161,11 +161,10 @@ func (l *Log) closePool() error {
 // Transaction PREPARED and ROLLBACK records get queue offset 0 and do not
 // advance their queue, as in RocketMQ.
 func (l *Log) Append(m *message.Message) (AppendResult, error) {
-	size, err := l.check(m)
+	size, err := l.prepare(m)
 	if err != nil {
 		return AppendResult{}, err
 	}
-	m.BodyCRC = message.BodyCRC(m.Body)
 	l.lock.Lock()
 	defer l.lock.Unlock()
 	if l.closed.Load() {
@@ -200,11 +199,10 @@ func (l *Log) AppendBatch(msgs []*message.Message) (AppendResult, error) {
 	}
 	total := 0
 	for _, m := range msgs {
-		size, err := l.check(m)
+		size, err := l.prepare(m)
 		if err != nil {
 			return AppendResult{}, err
 		}
-		m.BodyCRC = message.BodyCRC(m.Body)
 		total += size
 	}
 	l.lock.Lock()
@@ -234,8 +232,9 @@ func (l *Log) AppendBatch(msgs []*message.Message) (AppendResult, error) {
 	}, nil
 }
 
-// check checks m's size and stamps its store host.
-func (l *Log) check(m *message.Message) (int, error) {
+// prepare checks m's size and stamps the fields that need no lock: the
+// store host and the body CRC.
+func (l *Log) prepare(m *message.Message) (int, error) {
 	if len(m.Body) > l.opts.MaxMessageSize {
 		return 0, &SizeError{What: "body", Size: len(m.Body), Limit: l.opts.MaxMessageSize}
 	}
@@ -247,6 +246,7 @@ func (l *Log) check(m *message.Message) (int, error) {
 	if limit := l.opts.FileSize - blankMinLength; size > limit {
 		return 0, &SizeError{What: "record", Size: size, Limit: limit}
 	}
+	m.BodyCRC = message.BodyCRC(m.Body)
 	return size, nil
 }
 

