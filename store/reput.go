@@ -220,14 +220,8 @@ func (s *MessageStore) dispatch(r message.Record, off int64) error {
 		}
 		unit := consumequeue.Unit{Offset: off, Size: r.TotalSize(), TagsCode: code}
 		err = q.Put(unit, r.QueueOffset())
-		if errors.Is(err, consumequeue.ErrClosed) { // removed since it was cached
-			s.reput.lastQueue = nil
-			if q, err = s.dispatchQueue(topic, r.QueueID()); err != nil {
-				return err
-			}
-			err = q.Put(unit, r.QueueOffset())
-		}
 		if err != nil && !errors.Is(err, consumequeue.ErrInvalidUnit) {
+			s.reput.lastQueue = nil // the next try looks the queue up again
 			return fmt.Errorf("store: dispatch to %s/%d: %w", q.Topic(), q.QueueID(), err)
 		}
 		s.notify(Arrival{Topic: q.Topic(), QueueID: q.QueueID(), QueueOffset: r.QueueOffset(),
