@@ -109,6 +109,16 @@ type UniqIDGenerator struct {
 	prefix  [16 + 2 + 4]byte // IP · pid · class loader hash
 	ipLen   int              // 4 or 16
 	counter atomic.Uint32    // only the low 16 bits are used
+	// month is the month of the last id, kept as MessageClientIDSetter
+	// keeps startTime and nextStartTime: working out a month's start
+	// costs more than the rest of an id.
+	month atomic.Pointer[monthSpan]
+}
+
+// monthSpan is one month in one location: [start, next) in Unix ms.
+type monthSpan struct {
+	start, next int64
+	loc         *time.Location
 }
 
 // NewUniqIDGenerator returns a generator for ids carrying ip (an IPv4 or
@@ -146,9 +156,25 @@ func (g *UniqIDGenerator) AppendNext(dst []byte, now time.Time) []byte {
 	n := copy(raw[:], g.prefix[:g.ipLen+6])
 	// The span is written as 32 bits and read back unsigned; a month of
 	// 31 days (2.68e9 ms) overflows int32 but not uint32.
-	be.PutUint32(raw[n:], uint32(now.UnixMilli()-monthStart(now, 0).UnixMilli()))
+	be.PutUint32(raw[n:], uint32(g.sinceMonthStart(now)))
 	be.PutUint16(raw[n+4:], uint16(g.counter.Add(1)-1))
 	return appendHex(dst, raw[:n+6])
+}
+
+// sinceMonthStart is the ms from 00:00 on the 1st of now's month (in now's
+// location) to now.
+func (g *UniqIDGenerator) sinceMonthStart(now time.Time) int64 {
+	ms := now.UnixMilli()
+	m := g.month.Load()
+	if m == nil || ms < m.start || ms >= m.next || m.loc != now.Location() {
+		m = &monthSpan{
+			start: monthStart(now, 0).UnixMilli(),
+			next:  monthStart(now, 1).UnixMilli(),
+			loc:   now.Location(),
+		}
+		g.month.Store(m)
+	}
+	return ms - m.start
 }
 
 // monthStart returns 00:00 on the 1st of t's month plus delta months, in

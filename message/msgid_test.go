@@ -2,6 +2,7 @@ package message
 
 import (
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -106,6 +107,27 @@ func TestUniqIDGenerator_RoundTrip(t *testing.T) {
 	}
 }
 
+// The generator keeps the month of its last id: ids across a month's end,
+// back again, and at one instant in another zone must each count from
+// their own month's start.
+func TestUniqIDGenerator_MonthBoundaries(t *testing.T) {
+	g := NewUniqIDGenerator(netip.MustParseAddr("10.0.0.1"), 1, 1)
+	lastMs := time.Date(2025, 9, 30, 23, 59, 59, 999e6, time.UTC)
+	for _, now := range []time.Time{
+		lastMs,
+		lastMs.Add(time.Millisecond), // 1 October
+		lastMs,
+		lastMs.In(time.FixedZone("UTC+9", 9*3600)), // 1 October, 08:59 there
+		time.Date(2025, 2, 28, 12, 0, 0, 0, time.UTC),
+	} {
+		id := g.Next(now)
+		want := now.Sub(time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, now.Location())).Milliseconds()
+		span, err := strconv.ParseUint(id[20:28], 16, 32) // after IP, pid and class loader hash
+		require.NoError(t, err)
+		require.Equal(t, uint64(want), span, "id %s made at %v", id, now)
+	}
+}
+
 func TestParseUniqID_MonthRules(t *testing.T) {
 	g := NewUniqIDGenerator(netip.MustParseAddr("10.0.0.1"), 1, 1)
 	born := time.Date(2024, 12, 31, 23, 0, 0, 0, time.UTC)
@@ -161,4 +183,15 @@ func TestUniqIDGenerator_CounterWrapsAt16Bits(t *testing.T) {
 	now := time.Now()
 	require.True(t, strings.HasSuffix(g.Next(now), "FFFF"))
 	require.True(t, strings.HasSuffix(g.Next(now), "0000"))
+}
+
+func BenchmarkUniqIDGenerator_AppendNext(b *testing.B) {
+	g := NewUniqIDGenerator(netip.MustParseAddr("10.0.0.1"), 1, 1)
+	buf := make([]byte, 0, msgIDLenV6)
+	now := time.Now()
+	b.SetBytes(msgIDLenV4)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = g.AppendNext(buf[:0], now)
+	}
 }
