@@ -35,7 +35,17 @@ type Iterator struct {
 // be the start of a record. checkCRC also checks every body CRC, as
 // recovery does; reading for dispatch does not.
 func (l *Log) Iterate(from int64, checkCRC bool) *Iterator {
-	return &Iterator{l: l, checkCRC: checkCRC, off: from}
+	it := new(Iterator)
+	it.Reset(l, from, checkCRC)
+	return it
+}
+
+// Reset closes it and points it at from in l, as Iterate(from, checkCRC)
+// would: a caller that iterates often keeps one Iterator instead of
+// allocating one each time.
+func (it *Iterator) Reset(l *Log, from int64, checkCRC bool) {
+	it.Close()
+	*it = Iterator{l: l, checkCRC: checkCRC, off: from}
 }
 
 // Next moves to the next record and reports whether there is one.

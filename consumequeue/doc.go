@@ -28,7 +28,7 @@
 //	+-------------+-------------+-------------+-------------+----------+----
 //	  300,000       300,001       300,002       300,003       300,004 = MinOffset
 //
-// A Queue has one writer (the store's dispatch goroutine calling Put), any
+// A Queue has one writer at a time (the store's dispatch calling Put), any
 // number of readers (Read, Unit, OffsetByTime and the position getters),
 // one cleaner (DeleteExpired, CorrectMinOffset) and one flusher, all at the
 // same time. Truncate runs during recovery, while nothing else writes.

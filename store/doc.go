@@ -1,9 +1,12 @@
 // Package store is RocketMQ's message store (DefaultMessageStore): one
 // CommitLog holding every message, a ConsumeQueue per topic/queue giving
 // each message its logical offset, and IndexFiles to find messages by key
-// and time. A dispatch goroutine (ReputMessageService) follows the CommitLog
-// and builds the ConsumeQueues and the index, then tells arrival listeners,
-// so a put is readable through GetMessage within milliseconds.
+// and time. Dispatch (ReputMessageService) follows the CommitLog and builds
+// the ConsumeQueues and the index, then tells arrival listeners. A put
+// dispatches its own record before it returns (after its flush, under
+// SYNC_FLUSH), so it is readable through GetMessage at once; a goroutine
+// dispatches what puts could not: records recovered at start-up, and those
+// a TransientStorePool commits later.
 //
 // On disk, under the store's root:
 //

@@ -32,8 +32,9 @@ func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
 	if err != nil {
 		return PutResult{}, fmt.Errorf("store: put to %s: %w", m.Topic, err)
 	}
-	status := s.waitFlush(m, res.WroteOffset+int64(res.WroteBytes))
-	s.wakeReput()
+	end := res.WroteOffset + int64(res.WroteBytes)
+	status := s.waitFlush(m, end)
+	s.dispatchAfterPut(end)
 	return PutResult{Status: status, AppendResult: res}, nil
 }
 
@@ -52,8 +53,9 @@ func (s *MessageStore) PutMessages(msgs []*message.Message) (PutResult, error) {
 	if err != nil {
 		return PutResult{}, fmt.Errorf("store: put batch: %w", err)
 	}
-	status := s.waitFlush(msgs[0], res.WroteOffset+int64(res.WroteBytes))
-	s.wakeReput()
+	end := res.WroteOffset + int64(res.WroteBytes)
+	status := s.waitFlush(msgs[0], end)
+	s.dispatchAfterPut(end)
 	return PutResult{Status: status, AppendResult: res}, nil
 }
 

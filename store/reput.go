@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/consumequeue"
 	"github.com/rocketstore/rocketstore/message"
 )
@@ -23,8 +24,9 @@ type Arrival struct {
 	StoreTimestamp int64
 }
 
-// ArrivalListener is called by the dispatch goroutine for every message
-// that enters a ConsumeQueue, in CommitLog order. It must not block.
+// ArrivalListener is called for every message that enters a ConsumeQueue,
+// in CommitLog order, one call at a time, by the goroutine dispatching it:
+// often the one that put the message. It must not block.
 type ArrivalListener func(Arrival)
 
 // AddArrivalListener registers fn to be called for every dispatched message.
@@ -40,16 +42,27 @@ func (s *MessageStore) AddArrivalListener(fn ArrivalListener) {
 }
 
 // reputState is the ReputMessageService's state.
+//
+// Records are dispatched by whoever holds dispatching: the reput goroutine,
+// or a put that has just made its record readable (dispatchAfterPut). A put
+// dispatches on its own goroutine, while its record is still in this core's
+// cache; read back by the reput goroutine on the other core, every record
+// cost a cache miss or two. A put that finds the lock taken leaves its
+// record to the holder, which looks again after letting go.
 type reputState struct {
 	from atomic.Int64 // reputFromOffset: the next CommitLog offset to dispatch
 	wake chan struct{}
 	idle atomic.Bool // parked: a put must wake it
 
-	mu       sync.Mutex    // guards advanced
-	advanced chan struct{} // closed and replaced each time from moves
-	failedAt int64         // offset of a record that failed to dispatch, logged once
+	dispatching sync.Mutex
+	// Guarded by dispatching:
+	it        commitlog.Iterator  // reused, so that a put's dispatch does not allocate
+	failedAt  int64               // offset of a record that failed to dispatch, logged once
+	lastQueue *consumequeue.Queue // the queue of the last record
 
-	lastQueue *consumequeue.Queue // the queue of the last record; dispatch goroutine only
+	mu       sync.Mutex    // guards advanced
+	advanced chan struct{} // closed and replaced when from moves while waiters > 0
+	waiters  atomic.Int32  // goroutines in WaitDispatched
 }
 
 // Dispatch polls the CommitLog every reputPoll while records keep coming,
@@ -65,7 +78,7 @@ const (
 	reputPublishEvery = 64
 )
 
-// wakeReput wakes a parked dispatch goroutine; while it polls, it costs
+// wakeReput wakes a parked reput goroutine; while it polls, it costs
 // one atomic load.
 func (s *MessageStore) wakeReput() {
 	if !s.reput.idle.Load() {
@@ -77,15 +90,21 @@ func (s *MessageStore) wakeReput() {
 	}
 }
 
-// reputLoop is the dispatch goroutine: it follows the CommitLog and builds
+// reputLoop is the reput goroutine: it follows the CommitLog and builds
 // the ConsumeQueues and the index.
 func (s *MessageStore) reputLoop() {
 	t := time.NewTimer(reputPoll)
 	defer t.Stop()
 	lastMoved := time.Now()
+	seen := s.reput.from.Load()
 	for {
-		if s.doReput() {
-			lastMoved = time.Now()
+		// Puts dispatch their own records: step in only when the reput
+		// offset did not move since the last look, or this goroutine and
+		// the puts would take the work from each other.
+		if from := s.reput.from.Load(); from != seen {
+			seen, lastMoved = from, time.Now()
+		} else if s.doReput() {
+			seen, lastMoved = s.reput.from.Load(), time.Now()
 		}
 		if time.Since(lastMoved) < reputBusyWindow {
 			t.Reset(reputPoll)
@@ -99,7 +118,7 @@ func (s *MessageStore) reputLoop() {
 		s.reput.idle.Store(true)
 		if s.doReput() { // a put that saw idle=false before it was set
 			s.reput.idle.Store(false)
-			lastMoved = time.Now()
+			seen, lastMoved = s.reput.from.Load(), time.Now()
 			continue
 		}
 		t.Reset(reputIdle)
@@ -117,20 +136,63 @@ func (s *MessageStore) reputLoop() {
 // doReput dispatches every readable record from the reput offset on and
 // reports whether it dispatched any.
 func (s *MessageStore) doReput() bool {
+	moved := false
+	for {
+		s.reput.dispatching.Lock()
+		m := s.dispatchReadable()
+		s.reput.dispatching.Unlock()
+		moved = moved || m
+		// Puts that found the lock taken left their records to us.
+		if !m || s.reput.from.Load() >= s.dispatchLimit() {
+			return moved
+		}
+	}
+}
+
+// dispatchAfterPut dispatches, on the putting goroutine, what the put that
+// ended at end made readable (see reputState).
+func (s *MessageStore) dispatchAfterPut(end int64) {
+	for s.reput.from.Load() < end {
+		if !s.reput.dispatching.TryLock() {
+			return // the holder looks again after letting go
+		}
+		moved := s.dispatchReadable()
+		s.reput.dispatching.Unlock()
+		if !moved {
+			// Not readable yet (a pool buffer not committed, a flush not
+			// done) or failing: the reput goroutine takes it from here.
+			s.wakeReput()
+			return
+		}
+		if s.reput.from.Load() >= s.dispatchLimit() {
+			return
+		}
+	}
+}
+
+// dispatchLimit is the end of what may be dispatched. Under SyncFlush only
+// what is durable is dispatched, so consumers never see a message a power
+// loss could take back.
+func (s *MessageStore) dispatchLimit() int64 {
+	if s.opts.FlushDiskType == SyncFlush {
+		return s.cl.FlushedOffset()
+	}
+	return s.cl.MaxOffset()
+}
+
+// dispatchReadable dispatches every readable record from the reput offset
+// on and reports whether it dispatched any. The caller holds dispatching.
+func (s *MessageStore) dispatchReadable() bool {
 	from := s.reput.from.Load()
 	if min := s.cl.MinOffset(); from < min {
 		from = min // the head expired under us
 	}
-	// Under SyncFlush only what is durable is dispatched, so consumers never
-	// see a message a power loss could take back.
-	limit := s.cl.MaxOffset()
-	if s.opts.FlushDiskType == SyncFlush {
-		limit = s.cl.FlushedOffset()
-	}
+	limit := s.dispatchLimit()
 	if from >= limit {
 		return false
 	}
-	it := s.cl.Iterate(from, false)
+	it := &s.reput.it
+	it.Reset(s.cl, from, false)
 	defer it.Close()
 	// The reput offset is published every reputPublishEvery records and at
 	// the end: each atomic store is a barrier that waits for the unit and
@@ -163,10 +225,12 @@ func (s *MessageStore) doReput() bool {
 	moved := done != from
 	if moved {
 		s.reput.from.Store(done)
-		s.reput.mu.Lock()
-		close(s.reput.advanced)
-		s.reput.advanced = make(chan struct{})
-		s.reput.mu.Unlock()
+		if s.reput.waiters.Load() > 0 {
+			s.reput.mu.Lock()
+			close(s.reput.advanced)
+			s.reput.advanced = make(chan struct{})
+			s.reput.mu.Unlock()
+		}
 	}
 	return moved
 }
@@ -246,7 +310,7 @@ func (s *MessageStore) notify(a Arrival) {
 
 // dispatchQueue returns the ConsumeQueue of topic/queueID, creating it if
 // needed. It keeps the last one: records of one queue often follow each
-// other. Only the dispatch goroutine calls it.
+// other. The caller holds dispatching.
 func (s *MessageStore) dispatchQueue(topic string, queueID int32) (*consumequeue.Queue, error) {
 	if q := s.reput.lastQueue; q != nil && q.QueueID() == queueID && q.Topic() == topic {
 		return q, nil
@@ -270,6 +334,8 @@ func (s *MessageStore) DispatchedOffset() int64 { return s.reput.from.Load() }
 // dispatched, or timeout passes; it reports whether dispatch caught up.
 func (s *MessageStore) WaitDispatched(timeout time.Duration) bool {
 	target := s.cl.MaxOffset()
+	s.reput.waiters.Add(1)
+	defer s.reput.waiters.Add(-1)
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {

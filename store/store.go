@@ -32,7 +32,8 @@ var (
 
 // MessageStore is RocketMQ's DefaultMessageStore: a CommitLog, the
 // ConsumeQueue of every topic/queue, and the IndexFiles, kept in step by
-// one dispatch goroutine. It is safe for concurrent use.
+// dispatch, one record at a time in CommitLog order. It is safe for
+// concurrent use.
 type MessageStore struct {
 	dir  string
 	opts Options
@@ -139,7 +140,10 @@ func (s *MessageStore) Close() error {
 	s.wg.Wait()
 	err := s.sched.persist()
 	err = errors.Join(err, s.services.close())
-	s.doReput() // what was put before Close is dispatched
+	// What was put before Close is dispatched. The lock is kept: a put
+	// still under way must not dispatch into the files closed below.
+	s.reput.dispatching.Lock()
+	s.dispatchReadable()
 	if s.index != nil {
 		err = errors.Join(err, s.index.Flush())
 	}

@@ -2,10 +2,12 @@ package store
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -96,6 +98,31 @@ func TestStore_PutGet_Visible(t *testing.T) {
 	require.Equal(t, Found, r.Status)
 	require.Equal(t, int64(1), r.NextBeginOffset)
 	require.Equal(t, []string{"hello"}, bodies(t, r))
+}
+
+// A put dispatches its own record before it returns (after its flush under
+// SYNC_FLUSH): a single producer reads every message back at once, and
+// queries it by key, without waiting for the reput goroutine.
+func TestStore_PutIsDispatchedBeforeItReturns(t *testing.T) {
+	for name, flush := range map[string]FlushDiskType{"async": AsyncFlush, "sync": SyncFlush} {
+		t.Run(name, func(t *testing.T) {
+			opts := smallOptions()
+			opts.FlushDiskType = flush
+			s := openTestStore(t, t.TempDir(), opts)
+			for i := range 50 { // ConsumeQueue, CommitLog and index files all roll over
+				body := fmt.Sprintf("message %d %s", i, strings.Repeat("x", 2000))
+				res := mustPut(t, s, msg("TopicA", 0, body, "TagA", fmt.Sprintf("key-%d", i)))
+				require.Equal(t, res.QueueOffset+1, s.GetMaxOffsetInQueue("TopicA", 0), "put %d", i)
+				r := s.GetMessage("g", "TopicA", 0, res.QueueOffset, 1, nil)
+				require.Equal(t, Found, r.Status, "put %d", i)
+				require.Equal(t, []string{body}, bodies(t, r))
+				q, err := s.QueryMessage("TopicA", fmt.Sprintf("key-%d", i), 1, 0, math.MaxInt64)
+				require.NoError(t, err)
+				require.Len(t, q.Messages, 1, "put %d", i)
+				q.Release()
+			}
+		})
+	}
 }
 
 func TestStore_GetMessage_Statuses(t *testing.T) {
