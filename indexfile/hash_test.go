@@ -47,15 +47,6 @@ func TestKeyHash_EqualsTagsCodeOfJoinedKey(t *testing.T) {
 	}
 }
 
-func TestHashFrom_ContinuesTagsCode(t *testing.T) {
-	for _, parts := range [][2]string{
-		{"", ""}, {"abc", "def"}, {"TopicTest#", "键🚀"}, {"ü", "𝄞𝄞"},
-	} {
-		got := hashFrom(int32(message.TagsCode(parts[0])), parts[1])
-		require.Equal(t, int32(message.TagsCode(parts[0]+parts[1])), got, "%q + %q", parts[0], parts[1])
-	}
-}
-
 func TestPositive(t *testing.T) {
 	for in, want := range map[int32]int32{0: 0, 5: 5, -5: 5, math.MaxInt32: math.MaxInt32,
 		-math.MaxInt32: math.MaxInt32, math.MinInt32: 0} {

@@ -202,12 +202,12 @@ func (s *Service) Put(topic, keys, uniqKey string, phyOffset, storeTimestamp int
 	th := topicHash(topic)
 	var err error
 	if uniqKey != "" {
-		if f, err = s.putLocked(f, keyHashFrom(th, topic, uniqKey), phyOffset, storeTimestamp); err != nil {
+		if f, err = s.putLocked(f, keyHashFrom(th, uniqKey), phyOffset, storeTimestamp); err != nil {
 			return err
 		}
 	}
 	for key := range message.Keys(keys) {
-		if f, err = s.putLocked(f, keyHashFrom(th, topic, key), phyOffset, storeTimestamp); err != nil {
+		if f, err = s.putLocked(f, keyHashFrom(th, key), phyOffset, storeTimestamp); err != nil {
 			return err
 		}
 	}

@@ -14,9 +14,23 @@ import "unicode/utf16"
 // sequence (so "\xE6\xA0" is one U+FFFD, not two), and an encoded surrogate
 // ("\xED\xA0\x80") is one U+FFFD. It does not allocate.
 func TagsCode[T string | []byte](tag T) int64 {
-	var h int32
-	for i := 0; i < len(tag); {
-		r, n := decodeJavaUTF8(tag, i)
+	return int64(HashCode(0, tag))
+}
+
+// HashCode continues Java's String.hashCode, h = 31*h + c, from h over the
+// UTF-16 code units of s, decoded as TagsCode decodes: HashCode(0, s) is
+// the hash of s, and HashCode(HashCode(0, a), b) that of a+b when a ends
+// where a character ends (in an ASCII byte, say). It does not allocate.
+func HashCode[T string | []byte](h int32, s T) int32 {
+	i := 0
+	// ASCII four characters at a time, h·31⁴ + c0·31³ + c1·31² + c2·31 + c3:
+	// the four products do not wait for each other as the steps of
+	// h = 31*h + c do. Wrapping int32 arithmetic keeps it equal to Java's.
+	for ; i+4 <= len(s) && s[i]|s[i+1]|s[i+2]|s[i+3] < 0x80; i += 4 {
+		h = h*(31*31*31*31) + int32(s[i])*(31*31*31) + int32(s[i+1])*(31*31) + int32(s[i+2])*31 + int32(s[i+3])
+	}
+	for i < len(s) {
+		r, n := decodeJavaUTF8(s, i)
 		i += n
 		if r >= 0x10000 {
 			hi, lo := utf16.EncodeRune(r)
@@ -26,7 +40,7 @@ func TagsCode[T string | []byte](tag T) int64 {
 			h = 31*h + r
 		}
 	}
-	return int64(h)
+	return h
 }
 
 const replacementChar = '\uFFFD'

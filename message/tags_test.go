@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -71,4 +73,36 @@ func TestTagsCode_DoesNotAllocate(t *testing.T) {
 		_ = TagsCode("TagA")
 	})
 	require.Zero(t, allocs)
+}
+
+// HashCode continues a hash across a split at a character boundary, and
+// its four-at-a-time ASCII loop gives Java's value at every length and
+// alignment, also when ASCII and other characters mix.
+func TestHashCode_Continues(t *testing.T) {
+	for _, parts := range [][2]string{
+		{"", ""}, {"abc", "def"}, {"TopicTest#", "键🚀"}, {"ü", "𝄞𝄞"}, {"BenchTopic#", "order-4294967297"},
+		{"a", "\xe6\xa0b"}, {"0A00000104D21B6D", "35865F45A67B0000"},
+	} {
+		got := HashCode(HashCode(0, parts[0]), parts[1])
+		require.Equal(t, int32(TagsCode(parts[0]+parts[1])), got, "%q + %q", parts[0], parts[1])
+	}
+	s := "TopicTest#订单-001 order-42 ÿ🚀 " + strings.Repeat("x", 40)
+	for i := range len(s) {
+		if !utf8.RuneStart(s[i]) {
+			continue
+		}
+		var h int32 // h = 31*h + c, one code unit at a time
+		for _, c := range utf16.Encode([]rune(s[i:])) {
+			h = 31*h + int32(c)
+		}
+		require.Equal(t, h, HashCode(0, s[i:]), "%q", s[i:])
+	}
+}
+
+func BenchmarkHashCode(b *testing.B) {
+	key := "BenchTopic#0A00000104D21B6D35865F45A67B0000"
+	b.SetBytes(int64(len(key)))
+	for b.Loop() {
+		HashCode(0, key)
+	}
 }
