@@ -25,16 +25,20 @@ func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
 	if err := s.checkPut(m); err != nil {
 		return PutResult{}, err
 	}
-	if m.Topic != message.TopicSchedule {
-		s.scheduleDelay(m)
+	// One pass over the properties, for the delay and for dispatch.
+	var own ownRecord
+	own.props.lookup(m.Properties)
+	if m.Topic != message.TopicSchedule && own.props.has(propDelay) &&
+		s.scheduleDelay(m, own.props.vals[propDelay]) {
+		own.props.lookup(m.Properties)
 	}
 	res, err := s.cl.Append(m)
 	if err != nil {
 		return PutResult{}, fmt.Errorf("store: put to %s: %w", m.Topic, err)
 	}
-	end := res.WroteOffset + int64(res.WroteBytes)
-	status := s.waitFlush(m, end)
-	s.dispatchAfterPut(end)
+	own.offset = res.WroteOffset
+	status := s.waitFlush(m, res.WroteOffset+int64(res.WroteBytes))
+	s.dispatchAfterPut(&own)
 	return PutResult{Status: status, AppendResult: res}, nil
 }
 
@@ -53,9 +57,8 @@ func (s *MessageStore) PutMessages(msgs []*message.Message) (PutResult, error) {
 	if err != nil {
 		return PutResult{}, fmt.Errorf("store: put batch: %w", err)
 	}
-	end := res.WroteOffset + int64(res.WroteBytes)
-	status := s.waitFlush(msgs[0], end)
-	s.dispatchAfterPut(end)
+	status := s.waitFlush(msgs[0], res.WroteOffset+int64(res.WroteBytes))
+	s.dispatchAfterPut(nil)
 	return PutResult{Status: status, AppendResult: res}, nil
 }
 

@@ -47,18 +47,22 @@ func (s *MessageStore) AddArrivalListener(fn ArrivalListener) {
 // or a put that has just made its record readable (dispatchAfterPut). A put
 // dispatches on its own goroutine, while its record is still in this core's
 // cache; read back by the reput goroutine on the other core, every record
-// cost a cache miss or two. A put that finds the lock taken leaves its
-// record to the holder, which looks again after letting go.
+// cost a cache miss or two. A put that finds the lock taken by another put
+// leaves its record to that one, which looks again after letting go; taken
+// by the reput goroutine, it waits. So one producer reads its message back
+// as soon as PutMessage returns; with several, a moment later.
 type reputState struct {
 	from atomic.Int64 // reputFromOffset: the next CommitLog offset to dispatch
 	wake chan struct{}
 	idle atomic.Bool // parked: a put must wake it
 
-	dispatching sync.Mutex
+	dispatching    sync.Mutex
+	putDispatching atomic.Bool // dispatching is held by a put
 	// Guarded by dispatching:
 	it        commitlog.Iterator  // reused, so that a put's dispatch does not allocate
 	failedAt  int64               // offset of a record that failed to dispatch, logged once
 	lastQueue *consumequeue.Queue // the queue of the last record
+	stopped   bool                // set by Close: the files are closing
 
 	mu       sync.Mutex    // guards advanced
 	advanced chan struct{} // closed and replaced when from moves while waiters > 0
@@ -139,34 +143,45 @@ func (s *MessageStore) doReput() bool {
 	moved := false
 	for {
 		s.reput.dispatching.Lock()
-		m := s.dispatchReadable()
+		m := s.dispatchReadable(nil)
 		s.reput.dispatching.Unlock()
 		moved = moved || m
-		// Puts that found the lock taken left their records to us.
+		// More may have become readable while the lock was held.
 		if !m || s.reput.from.Load() >= s.dispatchLimit() {
 			return moved
 		}
 	}
 }
 
-// dispatchAfterPut dispatches, on the putting goroutine, what the put that
-// ended at end made readable (see reputState).
-func (s *MessageStore) dispatchAfterPut(end int64) {
-	for s.reput.from.Load() < end {
+// ownRecord is what a put knows of the record it wrote: where it is, and
+// the properties dispatch reads, found in the message's properties instead
+// of the record's.
+type ownRecord struct {
+	offset int64
+	props  recordProps
+}
+
+// dispatchAfterPut dispatches, on the putting goroutine, what its put made
+// readable (see reputState). own, if not nil, is the put's record.
+func (s *MessageStore) dispatchAfterPut(own *ownRecord) {
+	for s.reput.from.Load() < s.dispatchLimit() {
 		if !s.reput.dispatching.TryLock() {
-			return // the holder looks again after letting go
+			if s.reput.putDispatching.Load() {
+				return // another put dispatches, and looks again after letting go
+			}
+			s.reput.dispatching.Lock() // the reput goroutine: wait for it
 		}
-		moved := s.dispatchReadable()
+		s.reput.putDispatching.Store(true)
+		moved := s.dispatchReadable(own)
+		s.reput.putDispatching.Store(false)
 		s.reput.dispatching.Unlock()
 		if !moved {
-			// Not readable yet (a pool buffer not committed, a flush not
-			// done) or failing: the reput goroutine takes it from here.
-			s.wakeReput()
+			if s.reput.from.Load() < s.dispatchLimit() {
+				s.wakeReput() // a record that fails: the reput goroutine retries it
+			}
 			return
 		}
-		if s.reput.from.Load() >= s.dispatchLimit() {
-			return
-		}
+		own = nil
 	}
 }
 
@@ -181,8 +196,12 @@ func (s *MessageStore) dispatchLimit() int64 {
 }
 
 // dispatchReadable dispatches every readable record from the reput offset
-// on and reports whether it dispatched any. The caller holds dispatching.
-func (s *MessageStore) dispatchReadable() bool {
+// on and reports whether it dispatched any. own, if not nil, is a record a
+// put knows. The caller holds dispatching.
+func (s *MessageStore) dispatchReadable(own *ownRecord) bool {
+	if s.reput.stopped {
+		return false
+	}
 	from := s.reput.from.Load()
 	if min := s.cl.MinOffset(); from < min {
 		from = min // the head expired under us
@@ -204,7 +223,13 @@ func (s *MessageStore) dispatchReadable() bool {
 			stopped = true
 			break
 		}
-		if err := s.dispatch(it.Record(), it.RecordOffset()); err != nil {
+		var props recordProps
+		if own != nil && own.offset == it.RecordOffset() {
+			props = own.props
+		} else {
+			props.lookup(bytesString(it.Record().Properties()))
+		}
+		if err := s.dispatch(it.Record(), it.RecordOffset(), &props); err != nil {
 			s.dispatchFailed(it.RecordOffset(), err)
 			stopped = true
 			break
@@ -260,21 +285,33 @@ const (
 	propDelay
 )
 
+// recordProps are the values of dispatchProperties in one record's
+// properties.
+type recordProps struct {
+	vals  [len(dispatchProperties)]string // aliasing the properties
+	found uint64                          // bit i: vals[i] is there
+}
+
+func (p *recordProps) lookup(props string) {
+	p.found = message.LookupProperties(props, dispatchProperties[:], p.vals[:])
+}
+
+func (p *recordProps) has(i int) bool { return p.found&(1<<i) != 0 }
+
 // dispatch builds the ConsumeQueue unit and index entries of one record
-// (CommitLogDispatcherBuildConsumeQueue, CommitLogDispatcherBuildIndex).
-func (s *MessageStore) dispatch(r message.Record, off int64) error {
+// (CommitLogDispatcherBuildConsumeQueue, CommitLogDispatcherBuildIndex);
+// props are its properties.
+func (s *MessageStore) dispatch(r message.Record, off int64, props *recordProps) error {
 	sys := r.SysFlag()
-	var props [len(dispatchProperties)][]byte
-	found := message.LookupProperties(r.Properties(), dispatchProperties[:], props[:])
 	if ts := r.StoreTimestamp(); s.lastDispatchedTime.Load() != ts {
 		s.lastDispatchedTime.Store(ts)
 	}
 	topic := bytesString(r.Topic())
 	switch sys & message.TxMask {
 	case 0, message.TxCommit:
-		code := message.TagsCode(props[propTags])
-		if found&(1<<propDelay) != 0 && topic == message.TopicSchedule {
-			if at, ok := s.deliverAt(props[propDelay], r.StoreTimestamp()); ok {
+		code := message.TagsCode(props.vals[propTags])
+		if props.has(propDelay) && topic == message.TopicSchedule {
+			if at, ok := s.deliverAt(props.vals[propDelay], r.StoreTimestamp()); ok {
 				code = at // when it is due, as RocketMQ keeps it
 			}
 		}
@@ -292,8 +329,7 @@ func (s *MessageStore) dispatch(r message.Record, off int64) error {
 			TagsCode: code, StoreTimestamp: r.StoreTimestamp()})
 	}
 	if s.index != nil {
-		keys, uniq := bytesString(props[propKeys]), bytesString(props[propUniqKey])
-		if err := s.index.Put(topic, keys, uniq, off, r.StoreTimestamp(), sys); err != nil {
+		if err := s.index.Put(topic, props.vals[propKeys], props.vals[propUniqKey], off, r.StoreTimestamp(), sys); err != nil {
 			return fmt.Errorf("store: index record at %d: %w", off, err)
 		}
 	}

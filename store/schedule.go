@@ -44,17 +44,14 @@ func parseDelayLevels(s string) ([]time.Duration, error) {
 // to wait in SCHEDULE_TOPIC_XXXX, queue level-1, with its destination kept
 // in REAL_TOPIC and REAL_QID (RocketMQ's HookUtils / CommitLog.putMessage).
 // Transaction PREPARED and ROLLBACK records are not delayed.
-func (s *MessageStore) scheduleDelay(m *message.Message) {
+// delay is m's DELAY property; it reports whether it rewrote m.
+func (s *MessageStore) scheduleDelay(m *message.Message, delay string) bool {
 	if tx := m.SysFlag & message.TxMask; tx == message.TxPrepared || tx == message.TxRollback {
-		return
+		return false
 	}
-	v, ok := message.LookupProperty(m.Properties, message.PropertyDelayTimeLevel)
-	if !ok {
-		return
-	}
-	level, err := strconv.Atoi(v)
+	level, err := strconv.Atoi(delay)
 	if err != nil || level <= 0 {
-		return
+		return false
 	}
 	level = min(level, len(s.delays))
 	props := message.ParseProperties(m.Properties)
@@ -63,12 +60,13 @@ func (s *MessageStore) scheduleDelay(m *message.Message) {
 	props[message.PropertyRealQueueID] = strconv.Itoa(int(m.QueueID))
 	m.Properties = message.EncodeProperties(props)
 	m.Topic, m.QueueID = message.TopicSchedule, int32(level-1)
+	return true
 }
 
 // deliverAt is the ConsumeQueue tags code of a SCHEDULE_TOPIC_XXXX record:
 // when it is due, in ms.
-func (s *MessageStore) deliverAt(delayLevel []byte, storeTimestamp int64) (int64, bool) {
-	level, err := strconv.Atoi(bytesString(delayLevel))
+func (s *MessageStore) deliverAt(delayLevel string, storeTimestamp int64) (int64, bool) {
+	level, err := strconv.Atoi(delayLevel)
 	if err != nil || level <= 0 {
 		return 0, false
 	}

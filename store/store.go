@@ -140,10 +140,12 @@ func (s *MessageStore) Close() error {
 	s.wg.Wait()
 	err := s.sched.persist()
 	err = errors.Join(err, s.services.close())
-	// What was put before Close is dispatched. The lock is kept: a put
-	// still under way must not dispatch into the files closed below.
+	// What was put before Close is dispatched; a put still under way must
+	// not dispatch into the files closed below.
 	s.reput.dispatching.Lock()
-	s.dispatchReadable()
+	s.dispatchReadable(nil)
+	s.reput.stopped = true
+	s.reput.dispatching.Unlock()
 	if s.index != nil {
 		err = errors.Join(err, s.index.Flush())
 	}
