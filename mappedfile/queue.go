@@ -39,8 +39,11 @@ type Queue struct {
 	opts     QueueOptions
 	log      *slog.Logger
 
-	mu    sync.RWMutex // guards files
-	files []*File
+	// files are the queue's files in order, copy-on-write: a published
+	// slice never changes, so readers (every append, read and dispatch
+	// looks up a file) take no lock. mu serialises the writers.
+	mu    sync.Mutex
+	files atomic.Pointer[[]*File]
 
 	flushedWhere   atomic.Int64
 	committedWhere atomic.Int64
@@ -120,18 +123,19 @@ func (q *Queue) load() error {
 				return fmt.Errorf("mappedfile: queue: %w", err)
 			}
 		}
-		if n := len(q.files); n > 0 && q.files[n-1].from+int64(q.fileSize) != from {
+		files := q.list()
+		if n := len(files); n > 0 && files[n-1].from+int64(q.fileSize) != from {
 			return fmt.Errorf("mappedfile: queue %s: %s does not follow %s: %w",
-				q.dir, e.name, filepath.Base(q.files[n-1].path), ErrGap)
+				q.dir, e.name, filepath.Base(files[n-1].path), ErrGap)
 		}
 		f, err := Open(path, from, q.fileSize, FileOptions{Mapper: q.opts.Mapper})
 		if err != nil {
 			return err
 		}
-		q.files = append(q.files, f)
+		q.publish(append(slices.Clip(files), f))
 	}
-	if len(q.files) > 0 {
-		end := q.files[len(q.files)-1].from + int64(q.fileSize)
+	if files := q.list(); len(files) > 0 {
+		end := files[len(files)-1].from + int64(q.fileSize)
 		q.flushedWhere.Store(end)
 		q.committedWhere.Store(end)
 	}
@@ -148,30 +152,36 @@ func (q *Queue) Dir() string { return q.dir }
 func (q *Queue) FileSize() int { return q.fileSize }
 
 // Files returns the files in order. The slice is a copy; the Files are shared.
-func (q *Queue) Files() []*File {
-	q.mu.RLock()
-	defer q.mu.RUnlock()
-	return slices.Clone(q.files)
+func (q *Queue) Files() []*File { return slices.Clone(q.list()) }
+
+// list is the published file list; do not change it.
+func (q *Queue) list() []*File {
+	if p := q.files.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
+
+// publish makes files the file list. files must not share an array with
+// the list it replaces (readers may still hold that one).
+func (q *Queue) publish(files []*File) { q.files.Store(&files) }
 
 // First returns the first file, or nil.
 func (q *Queue) First() *File {
-	q.mu.RLock()
-	defer q.mu.RUnlock()
-	if len(q.files) == 0 {
+	files := q.list()
+	if len(files) == 0 {
 		return nil
 	}
-	return q.files[0]
+	return files[0]
 }
 
 // Last returns the last file, or nil.
 func (q *Queue) Last() *File {
-	q.mu.RLock()
-	defer q.mu.RUnlock()
-	if len(q.files) == 0 {
+	files := q.list()
+	if len(files) == 0 {
 		return nil
 	}
-	return q.files[len(q.files)-1]
+	return files[len(files)-1]
 }
 
 // MinOffset is the start of the first file, or -1 when the queue is empty.
@@ -214,16 +224,15 @@ func (q *Queue) SetFlushedWhere(off int64) {
 
 // FindByOffset returns the file that holds offset, or nil.
 func (q *Queue) FindByOffset(offset int64) *File {
-	q.mu.RLock()
-	defer q.mu.RUnlock()
-	if len(q.files) == 0 || offset < q.files[0].from {
+	files := q.list()
+	if len(files) == 0 || offset < files[0].from {
 		return nil
 	}
-	i := (offset - q.files[0].from) / int64(q.fileSize)
-	if i >= int64(len(q.files)) {
+	i := (offset - files[0].from) / int64(q.fileSize)
+	if i >= int64(len(files)) {
 		return nil
 	}
-	return q.files[i]
+	return files[i]
 }
 
 // LastOrCreate returns the last file if it has room, else a new file after
@@ -248,7 +257,7 @@ func (q *Queue) LastOrCreate(startOffset int64) (*File, error) {
 		return nil, err
 	}
 	q.mu.Lock()
-	q.files = append(q.files, f)
+	q.publish(append(slices.Clip(q.list()), f))
 	q.mu.Unlock()
 	return f, nil
 }
@@ -379,8 +388,8 @@ func (q *Queue) Truncate(offset int64) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var err error
-	keep := q.files[:0]
-	for _, f := range q.files {
+	var keep []*File
+	for _, f := range q.list() {
 		switch end := f.from + int64(f.size); {
 		case end <= offset:
 			keep = append(keep, f)
@@ -392,8 +401,7 @@ func (q *Queue) Truncate(offset int64) error {
 			err = errors.Join(err, f.Destroy())
 		}
 	}
-	clear(q.files[len(keep):])
-	q.files = keep
+	q.publish(keep)
 	if q.flushedWhere.Load() > offset {
 		q.flushedWhere.Store(offset)
 	}
@@ -408,12 +416,13 @@ func (q *Queue) Truncate(offset int64) error {
 // many it deleted.
 func (q *Queue) DeleteHead(del func(f *File) bool, max int) (int, error) {
 	q.mu.Lock()
+	files := q.list()
 	n := 0
-	for n < len(q.files)-1 && (max <= 0 || n < max) && del(q.files[n]) {
+	for n < len(files)-1 && (max <= 0 || n < max) && del(files[n]) {
 		n++
 	}
-	doomed := slices.Clone(q.files[:n])
-	q.files = slices.Delete(q.files, 0, n)
+	doomed := files[:n]
+	q.publish(slices.Clone(files[n:]))
 	q.mu.Unlock()
 	// Destroy outside the lock: its directory fsync must not block readers,
 	// and readers that found a doomed file hold their own reference.
@@ -447,9 +456,9 @@ func (q *Queue) closeFiles() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var err error
-	for _, f := range q.files {
+	for _, f := range q.list() {
 		err = errors.Join(err, f.Close())
 	}
-	q.files = nil
+	q.publish(nil)
 	return err
 }
