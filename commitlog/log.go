@@ -350,6 +350,51 @@ func (l *Log) Read(offset int64, size int) (mappedfile.Slice, error) {
 	return s, nil
 }
 
+// Reader reads a batch of byte ranges from a Log taking one reference per
+// file instead of one per range, as GetMessage does for up to 32 records of
+// one file. Its zero value is not ready: use Log.Reader or Reset.
+type Reader struct {
+	l     *Log
+	cur   mappedfile.Slice   // the readable bytes of the last file read, from its start
+	base  int64              // offset of cur's first byte
+	holds []mappedfile.Slice // every reference taken, cur's included
+}
+
+// Reset makes r read from l, releasing what it held.
+func (r *Reader) Reset(l *Log) {
+	r.Release()
+	r.l = l
+}
+
+// Read returns size bytes at offset, all within one file, without copying.
+// The bytes stay valid until r is released or reset.
+func (r *Reader) Read(offset int64, size int) (mappedfile.Slice, error) {
+	if s, ok := r.cur.Part(int(offset-r.base), size); ok {
+		return s, nil
+	}
+	f := r.l.q.FindByOffset(offset)
+	if f != nil {
+		if cur, ok := f.SliceFrom(0); ok {
+			r.cur, r.base = cur, f.From()
+			r.holds = append(r.holds, cur)
+			if s, ok := cur.Part(int(offset-r.base), size); ok {
+				return s, nil
+			}
+		}
+	}
+	return mappedfile.Slice{}, fmt.Errorf("commitlog: read %d bytes at %d: %w", size, offset, ErrNotFound)
+}
+
+// Release drops every reference r took; the bytes it returned are invalid
+// afterwards.
+func (r *Reader) Release() {
+	for _, s := range r.holds {
+		s.Release()
+	}
+	clear(r.holds)
+	r.holds, r.cur, r.base = r.holds[:0], mappedfile.Slice{}, 0
+}
+
 // ReadRecord returns the record at offset, checked for consistent lengths
 // but not for CRC, and a Slice of exactly its bytes. The record aliases the
 // Slice: release it when done.

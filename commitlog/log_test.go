@@ -120,6 +120,57 @@ func TestLog_AppendRead_AcrossFiles(t *testing.T) {
 	require.Equal(t, l.MaxOffset(), it.Offset())
 }
 
+// A Reader returns the same bytes as Read, across files, for records
+// written after it first held a file too, and pins each file it read from
+// until released: a file deleted under it stays readable, and only then
+// goes.
+func TestLog_Reader(t *testing.T) {
+	l := openTestLog(t, t.TempDir(), Options{})
+	r := rand.New(rand.NewPCG(3, 4))
+	var res []AppendResult
+	for range 60 {
+		a, err := l.Append(newMessage("TopicR", 0, randomBody(r, 100+r.IntN(4000))))
+		require.NoError(t, err)
+		res = append(res, a)
+	}
+	require.Greater(t, len(l.Files()), 2)
+
+	var rd Reader
+	rd.Reset(l)
+	check := func(a AppendResult) {
+		got, err := rd.Read(a.WroteOffset, a.WroteBytes)
+		require.NoError(t, err)
+		want, err := l.Read(a.WroteOffset, a.WroteBytes)
+		require.NoError(t, err)
+		require.Equal(t, want.Bytes(), got.Bytes())
+		want.Release()
+		got.Release() // a part: does nothing
+	}
+	for _, a := range res {
+		check(a)
+	}
+	later, err := l.Append(newMessage("TopicR", 0, []byte("written after the hold")))
+	require.NoError(t, err)
+	check(later)
+	_, err = rd.Read(l.MaxOffset(), 10)
+	require.ErrorIs(t, err, ErrNotFound)
+
+	first := l.Files()[0]
+	firstBytes, err := rd.Read(res[0].WroteOffset, res[0].WroteBytes)
+	require.NoError(t, err)
+	n, err := l.q.DeleteHead(func(*mappedfile.File) bool { return true }, 1)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	_, err = l.Read(res[0].WroteOffset, res[0].WroteBytes)
+	require.ErrorIs(t, err, ErrNotFound, "the head file is deleted")
+	rec, err := message.Parse(firstBytes.Bytes())
+	require.NoError(t, err, "the Reader's bytes outlive the delete")
+	require.NoError(t, rec.CheckCRC())
+	_, err = os.Stat(first.Path())
+	require.ErrorIs(t, err, os.ErrNotExist)
+	rd.Release()
+}
+
 func TestLog_EndOfFile(t *testing.T) {
 	l := openTestLog(t, t.TempDir(), Options{FileSize: 8192})
 	m := newMessage("TopicEOF", 0, make([]byte, 3000))

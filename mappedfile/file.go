@@ -327,6 +327,16 @@ func (s Slice) Prefix(n int) Slice {
 	return s
 }
 
+// Part returns n bytes of s from pos, if s holds them. The part shares
+// s's reference: it is valid until s is released, and releasing the part
+// does nothing.
+func (s Slice) Part(pos, n int) (Slice, bool) {
+	if pos < 0 || n < 0 || pos+n > len(s.b) {
+		return Slice{}, false
+	}
+	return Slice{b: s.b[pos : pos+n : pos+n]}, true
+}
+
 // Release drops the slice's reference on its File.
 func (s Slice) Release() {
 	if s.f != nil {

@@ -95,6 +95,25 @@ func TestFile_SliceOutlivesDestroy(t *testing.T) {
 	require.Equal(t, int64(0), f.refs.Load())
 }
 
+func TestSlice_PartSharesTheReference(t *testing.T) {
+	f := newTestFile(t, pageSize, nil)
+	require.True(t, f.Append([]byte("0123456789")))
+	s, ok := f.Slice(0, 10)
+	require.True(t, ok)
+	p, ok := s.Part(2, 5)
+	require.True(t, ok)
+	require.Equal(t, "23456", string(p.Bytes()))
+	for _, bad := range [][2]int{{-1, 2}, {8, 3}, {0, 11}, {3, -1}} {
+		_, ok := s.Part(bad[0], bad[1])
+		require.False(t, ok, "Part(%d, %d) of 10 bytes", bad[0], bad[1])
+	}
+	refs := f.refs.Load()
+	p.Release()
+	require.Equal(t, refs, f.refs.Load(), "releasing a part does nothing")
+	s.Release()
+	require.Equal(t, refs-1, f.refs.Load())
+}
+
 func TestFile_PoolBufferCommit(t *testing.T) {
 	pool, err := NewTransientStorePool(1, 4*pageSize)
 	require.NoError(t, err)

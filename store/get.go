@@ -3,6 +3,7 @@ package store
 import (
 	"sync"
 
+	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/consumequeue"
 	"github.com/rocketstore/rocketstore/mappedfile"
 )
@@ -23,17 +24,17 @@ type GetResult struct {
 	// SuggestPullingFromSlave says the consumer is far behind: what it
 	// reads next is no longer in memory (suggestPullingFromSlave).
 	SuggestPullingFromSlave bool
+
+	reader commitlog.Reader // holds the files of Messages
 }
 
 var getResults = sync.Pool{New: func() any { return new(GetResult) }}
 
 // Release gives the records' files back and recycles the result.
 func (r *GetResult) Release() {
-	for _, m := range r.Messages {
-		m.Release()
-	}
+	r.reader.Release()
 	clear(r.Messages)
-	*r = GetResult{Messages: r.Messages[:0]}
+	*r = GetResult{Messages: r.Messages[:0], reader: r.reader}
 	getResults.Put(r)
 }
 
@@ -56,6 +57,7 @@ const (
 // consumer group asking; it is not used to filter.
 func (s *MessageStore) GetMessage(group, topic string, queueID int32, offset int64, maxMsgNums int, filter Filter) *GetResult {
 	r := getResults.Get().(*GetResult)
+	r.reader.Reset(s.cl)
 	r.Status, r.NextBeginOffset = NoMessageInQueue, offset
 	q := s.cqs.Get(topic, queueID)
 	if q == nil {
@@ -115,7 +117,7 @@ func (s *MessageStore) readQueue(r *GetResult, q *consumequeue.Queue, offset int
 			if filter != nil && !filter.MatchTagsCode(u.TagsCode) {
 				continue
 			}
-			m, err := s.cl.Read(u.Offset, int(u.Size))
+			m, err := r.reader.Read(u.Offset, int(u.Size))
 			if err != nil {
 				if len(r.Messages) == 0 {
 					r.Status = MessageWasRemoving
