@@ -145,7 +145,11 @@ func AppendEncode(dst []byte, m *Message) ([]byte, error) {
 	return dst, nil
 }
 
-// encode writes m into b, which is exactly its record length.
+// encode writes m into b, which is exactly its record length. TOTALSIZE
+// and MAGICCODE go last: a process killed while encoding into a mapped
+// file leaves them zero (the bytes of a new or truncated file), which
+// recovery reads as the end of the log, rather than a record whose body
+// checks out and whose properties are torn.
 func encode(b []byte, m *Message) {
 	sys := m.SysFlag &^ (FlagBornHostV6 | FlagStoreHostV6)
 	if hostAddrLen(m.BornHost) == 16 {
@@ -160,8 +164,6 @@ func encode(b []byte, m *Message) {
 	}
 
 	h := (*[posBornHost]byte)(b) // one bounds check for the fixed fields
-	be.PutUint32(h[posTotalSize:], uint32(len(b)))
-	be.PutUint32(h[posMagic:], uint32(magic))
 	be.PutUint32(h[posBodyCRC:], m.BodyCRC)
 	be.PutUint32(h[posQueueID:], uint32(m.QueueID))
 	be.PutUint32(h[posFlag:], uint32(m.Flag))
@@ -191,4 +193,6 @@ func encode(b []byte, m *Message) {
 	be.PutUint16(b[p:], uint16(len(m.Properties)))
 	p += 2
 	copy(b[p:], m.Properties)
+	// After the copy, a call: the compiler does not move it before.
+	be.PutUint64(h[posTotalSize:], uint64(len(b))<<32|uint64(uint32(magic)))
 }

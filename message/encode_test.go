@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"net/netip"
+	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // sampleMessage returns a message with every field set to a distinct value.
@@ -110,6 +113,34 @@ func TestEncode_ClearsStaleIPv6FlagsAndUnmapsIPv4(t *testing.T) {
 	require.Equal(t, TxCommit, int32(be.Uint32(b[36:])))
 	require.Equal(t, []byte{10, 0, 0, 9, 0, 0, 0, 80}, b[48:56])
 	require.Equal(t, make([]byte, 8), b[64:72])
+}
+
+// A process killed while encoding into a mapped file must leave TOTALSIZE
+// and MAGICCODE zero, so that recovery does not take the torn record for a
+// whole one: encode writes them last. Here the record's last bytes (in its
+// properties) fall into a read-only page, so the encode faults there, as a
+// kill could stop it.
+func TestEncode_WritesTheSizeLast(t *testing.T) {
+	page := os.Getpagesize()
+	mem, err := unix.Mmap(-1, 0, 2*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	require.NoError(t, err)
+	defer unix.Munmap(mem)
+	require.NoError(t, unix.Mprotect(mem[page:], unix.PROT_READ))
+	m := sampleMessage()
+	size, err := EncodedSize(m)
+	require.NoError(t, err)
+	start := page - size + 10 // the last 10 bytes cannot be written
+	faulted := func() (faulted bool) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() { faulted = recover() != nil }()
+		Encode(mem[start:start+size], m)
+		return false
+	}()
+	require.True(t, faulted)
+	want := mustEncode(t, m)
+	propsAt := size - len(m.Properties)
+	require.Equal(t, want[8:propsAt], mem[start+8:start+propsAt], "all but the properties' end was written")
+	require.Equal(t, make([]byte, 8), mem[start:start+8], "TOTALSIZE and MAGICCODE are written last")
 }
 
 func TestEncodedSize_Limits(t *testing.T) {
