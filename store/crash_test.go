@@ -260,7 +260,9 @@ func TestStore_Crash_PowerLoss(t *testing.T) {
 		points = 300
 	}
 	for k := range points {
-		crashAt := 1 + k%25 // a run makes about 25 flushes in all
+		// Spread over the first 600 flushes (of any file): the early ones,
+		// and ones after CommitLog and ConsumeQueue files have rolled over.
+		crashAt := 1 + k*599/points
 		t.Run(fmt.Sprint("flush=", crashAt), func(t *testing.T) {
 			dir := t.TempDir()
 			disk := powerloss.New(crashAt, uint64(k))
