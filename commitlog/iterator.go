@@ -98,6 +98,9 @@ func (it *Iterator) Next() bool {
 			if err := r.CheckCRC(); err != nil {
 				return it.fail(err)
 			}
+			if err := r.CheckWhole(); err != nil {
+				return it.fail(err)
+			}
 		}
 		it.rec, it.at = r, it.off
 		it.off += int64(len(r))

@@ -282,17 +282,24 @@ func TestLog_Reopen_OffsetsContinue(t *testing.T) {
 	checkRecord(t, l2, res, m)
 }
 
-func TestLog_Reopen_CutsTornTail(t *testing.T) {
-	dir := t.TempDir()
+// appendAndClose appends n messages of 500 bytes to a new log in dir and
+// closes it; it returns where they went and the path of the log's file.
+func appendAndClose(t *testing.T, dir string, n int) ([]AppendResult, string) {
+	t.Helper()
 	l := openTestLog(t, dir, Options{})
 	var results []AppendResult
-	for range 10 {
+	for range n {
 		res, err := l.Append(newMessage("TopicT", 0, bytes.Repeat([]byte("z"), 500)))
 		require.NoError(t, err)
 		results = append(results, res)
 	}
 	require.NoError(t, l.Close())
-	path := filepath.Join(dir, mappedfile.FileName(0))
+	return results, filepath.Join(dir, mappedfile.FileName(0))
+}
+
+func TestLog_Reopen_CutsTornTail(t *testing.T) {
+	dir := t.TempDir()
+	results, path := appendAndClose(t, dir, 10)
 
 	// Flip a byte in the body of record 7.
 	raw, err := os.ReadFile(path)
@@ -315,6 +322,23 @@ func TestLog_Reopen_CutsTornTail(t *testing.T) {
 	require.NoError(t, err)
 	tail := raw[res.WroteOffset+int64(res.WroteBytes) : results[9].WroteOffset+int64(results[9].WroteBytes)]
 	require.Equal(t, make([]byte, len(tail)), tail, "old records past the cut are zeroed")
+}
+
+// A record whose last page never reached the disk ends in zeros, within
+// its properties, where the body CRC does not reach: recovery cuts the log
+// there too (the test above flips a body byte, which the CRC catches).
+func TestLog_Reopen_CutsRecordTornInItsProperties(t *testing.T) {
+	dir := t.TempDir()
+	results, path := appendAndClose(t, dir, 5)
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	end := results[3].WroteOffset + int64(results[3].WroteBytes)
+	clear(raw[end-5 : end]) // the end of record 3's properties
+	require.NoError(t, os.WriteFile(path, raw, 0o644))
+
+	l2 := openTestLog(t, dir, Options{})
+	require.Equal(t, results[3].WroteOffset, l2.MaxOffset(), "cut at the torn record")
+	require.Equal(t, int64(3), l2.QueueOffset("TopicT", 0))
 }
 
 func TestLog_ConcurrentAppends(t *testing.T) {

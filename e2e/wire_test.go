@@ -108,13 +108,14 @@ func TestE2E_BadInput(t *testing.T) {
 	require.Equal(t, remoting.RequestCodeNotSupported, resp.Code)
 	require.Contains(t, resp.Remark, "9999")
 
-	send := func(topic string, body []byte) *remoting.Command {
+	sendWith := func(topic, props string, body []byte) *remoting.Command {
 		return invoke(t, addr, remoting.NewRequest(remoting.SendMessage, map[string]string{
 			"producerGroup": "PG", "topic": topic, "defaultTopic": "TBW102", "defaultTopicQueueNums": "4",
-			"queueId": "0", "sysFlag": "0", "bornTimestamp": "0", "flag": "0", "properties": "",
+			"queueId": "0", "sysFlag": "0", "bornTimestamp": "0", "flag": "0", "properties": props,
 			"reconsumeTimes": "0", "unitMode": "false", "batch": "false",
 		}, body))
 	}
+	send := func(topic string, body []byte) *remoting.Command { return sendWith(topic, "", body) }
 	big := make([]byte, 5<<20)
 	for i := range big {
 		big[i] = byte(rng.Uint32())
@@ -122,6 +123,9 @@ func TestE2E_BadInput(t *testing.T) {
 	resp = send("BadInputTopic", big)
 	require.Equal(t, remoting.MessageIllegal, resp.Code)
 	require.Contains(t, resp.Remark, "exceeds")
+	resp = sendWith("BadInputTopic", "KEYS\x01a\x00b\x02", []byte("x")) // a NUL: what a torn record shows
+	require.Equal(t, remoting.MessageIllegal, resp.Code)
+	require.Contains(t, resp.Remark, "NUL")
 	for _, topic := range []string{"bad topic", "bad/topic", "", string(bytes.Repeat([]byte("x"), 300))} {
 		resp = send(topic, []byte("x"))
 		require.NotEqual(t, remoting.Success, resp.Code, "topic %q", topic)

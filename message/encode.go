@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/netip"
 	"slices"
+	"strings"
 )
 
 var be = binary.BigEndian
@@ -87,6 +88,9 @@ func EncodedSize(m *Message) (int, error) {
 	if len(m.Properties) > MaxPropertiesLen {
 		return 0, fmt.Errorf("message: properties are %d bytes, the limit is %d: %w",
 			len(m.Properties), MaxPropertiesLen, ErrTooLarge)
+	}
+	if i := strings.IndexByte(m.Properties, 0); i >= 0 {
+		return 0, fmt.Errorf("message: the properties hold a NUL byte at %d: %w", i, ErrBadProperties)
 	}
 	if len(m.Topic) > MaxTopicLen {
 		return 0, fmt.Errorf("message: topic is %d bytes, the limit is %d: %w",

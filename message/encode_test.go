@@ -143,6 +143,27 @@ func TestEncode_WritesTheSizeLast(t *testing.T) {
 	require.Equal(t, make([]byte, 8), mem[start:start+8], "TOTALSIZE and MAGICCODE are written last")
 }
 
+// A NUL byte in the properties is what a torn record shows, so no put
+// writes one; CheckWhole finds it, and a bad topic character, in a record.
+func TestCheckWhole(t *testing.T) {
+	m := sampleMessage()
+	rec := Record(mustEncode(t, m))
+	require.NoError(t, rec.CheckWhole())
+
+	m.Properties = "KEYS\x01a\x00b\x02"
+	_, err := EncodedSize(m)
+	require.ErrorIs(t, err, ErrBadProperties)
+
+	torn := bytes.Clone(rec)
+	clear(torn[len(torn)-4:]) // the end of the properties never written
+	require.ErrorIs(t, Record(torn).CheckWhole(), ErrCorrupt)
+	require.NoError(t, Record(torn).CheckCRC(), "the body CRC does not see it")
+
+	bad := bytes.Clone(rec)
+	bad[bytes.Index(bad, []byte("TopicTest"))] = 0
+	require.ErrorIs(t, Record(bad).CheckWhole(), ErrCorrupt)
+}
+
 func TestEncodedSize_Limits(t *testing.T) {
 	empty := &Message{}
 	n, err := EncodedSize(empty)

@@ -87,6 +87,9 @@ var (
 	ErrBadMsgID = errors.New("message: invalid message id")
 	// ErrBadTopic means a topic name breaks RocketMQ's TopicValidator rules.
 	ErrBadTopic = errors.New("message: invalid topic")
+	// ErrBadProperties means the properties hold a NUL byte, which a record
+	// torn by a crash shows (see Record.CheckWhole), so no put may write one.
+	ErrBadProperties = errors.New("message: invalid properties")
 )
 
 // Message is one message as stored in a CommitLog record (RocketMQ's

@@ -1,6 +1,7 @@
 package message
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/netip"
@@ -230,6 +231,23 @@ func (r Record) CheckCRC() error {
 	want := r.BodyCRC()
 	if got := BodyCRC(r.Body()); got != want {
 		return fmt.Errorf("message: BODYCRC is %d but the body's CRC is %d: %w", want, got, ErrCorrupt)
+	}
+	return nil
+}
+
+// CheckWhole reports a record holding bytes no put writes where its body
+// CRC does not reach: a topic character outside TopicValidator's set, or a
+// NUL in the properties (EncodedSize refuses both). A record torn by a
+// crash, a page of it never written and so zero, shows them. It wraps
+// ErrCorrupt.
+func (r Record) CheckWhole() error {
+	for i, c := range r.Topic() {
+		if !validTopicChar(c) {
+			return fmt.Errorf("message: the topic holds %q at byte %d: %w", c, i, ErrCorrupt)
+		}
+	}
+	if i := bytes.IndexByte(r.Properties(), 0); i >= 0 {
+		return fmt.Errorf("message: the properties hold a NUL byte at %d: %w", i, ErrCorrupt)
 	}
 	return nil
 }

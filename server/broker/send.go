@@ -146,7 +146,8 @@ func (b *Broker) sendResponse(res store.PutResult, msgID string, queueID int32) 
 func putError(err error) *remoting.Command {
 	switch {
 	case errors.Is(err, commitlog.ErrTooLarge), errors.Is(err, message.ErrTooLarge),
-		errors.Is(err, message.ErrBadTopic), errors.Is(err, store.ErrBadQueueID), errors.Is(err, store.ErrDelayedBatch):
+		errors.Is(err, message.ErrBadTopic), errors.Is(err, message.ErrBadProperties),
+		errors.Is(err, store.ErrBadQueueID), errors.Is(err, store.ErrDelayedBatch):
 		return errResponse(remoting.MessageIllegal, "message illegal: %v", err)
 	case errors.Is(err, store.ErrDiskFull):
 		return errResponse(remoting.ServiceNotAvailable, "service not available now: %v", err)
