@@ -352,7 +352,8 @@ func (l *Log) Read(offset int64, size int) (mappedfile.Slice, error) {
 
 // Reader reads a batch of byte ranges from a Log taking one reference per
 // file instead of one per range, as GetMessage does for up to 32 records of
-// one file. Its zero value is not ready: use Log.Reader or Reset.
+// one file. Reset it onto a Log before use; it can be kept and reset
+// again, as a pooled GetResult does.
 type Reader struct {
 	l     *Log
 	cur   mappedfile.Slice   // the readable bytes of the last file read, from its start
