@@ -131,7 +131,28 @@ func Encode(dst []byte, m *Message) int {
 	if len(dst) < size {
 		panic("message: Encode: dst is shorter than the record")
 	}
-	encode(dst[:size:size], m)
+	encode(dst[:size:size], m, false)
+	return size
+}
+
+// EncodeCRC is Encode computing the body CRC as it copies the body, in one
+// pass over it, rather than writing m.BodyCRC as is: it sets m.BodyCRC to
+// BodyCRC(m.Body) and writes that. It does not check the properties for a
+// NUL byte: the caller must have checked m with EncodedSize. It panics if
+// dst is shorter than the record.
+func EncodeCRC(dst []byte, m *Message) int {
+	size := recordLen(m)
+	encode(dst[:size:size], m, true)
+	return size
+}
+
+// recordLen is the record length of m, already checked by EncodedSize.
+func recordLen(m *Message) int {
+	size := MinRecordSize + len(m.Body) + len(m.Topic) + len(m.Properties) +
+		hostAddrLen(m.BornHost) - 4 + hostAddrLen(m.StoreHost) - 4
+	if len(m.Topic) > MaxTopicLenV1 {
+		size++
+	}
 	return size
 }
 
@@ -145,7 +166,7 @@ func AppendEncode(dst []byte, m *Message) ([]byte, error) {
 	dst = slices.Grow(dst, size)
 	n := len(dst)
 	dst = dst[:n+size]
-	encode(dst[n:], m)
+	encode(dst[n:], m, false)
 	return dst, nil
 }
 
@@ -153,8 +174,9 @@ func AppendEncode(dst []byte, m *Message) ([]byte, error) {
 // and MAGICCODE go last: a process killed while encoding into a mapped
 // file leaves them zero (the bytes of a new or truncated file), which
 // recovery reads as the end of the log, rather than a record whose body
-// checks out and whose properties are torn.
-func encode(b []byte, m *Message) {
+// checks out and whose properties are torn. With crc, encode computes the
+// body CRC while copying the body and sets m.BodyCRC.
+func encode(b []byte, m *Message, crc bool) {
 	sys := m.SysFlag &^ (FlagBornHostV6 | FlagStoreHostV6)
 	if hostAddrLen(m.BornHost) == 16 {
 		sys |= FlagBornHostV6
@@ -168,7 +190,6 @@ func encode(b []byte, m *Message) {
 	}
 
 	h := (*[posBornHost]byte)(b) // one bounds check for the fixed fields
-	be.PutUint32(h[posBodyCRC:], m.BodyCRC)
 	be.PutUint32(h[posQueueID:], uint32(m.QueueID))
 	be.PutUint32(h[posFlag:], uint32(m.Flag))
 	be.PutUint64(h[posQueueOffset:], uint64(m.QueueOffset))
@@ -185,7 +206,13 @@ func encode(b []byte, m *Message) {
 	be.PutUint64(t[4:], uint64(m.PreparedTransactionOffset))
 	be.PutUint32(t[12:], uint32(len(m.Body)))
 	p += 16
-	p += copy(b[p:], m.Body)
+	if crc {
+		m.BodyCRC = copyCRC(b[p:], m.Body, 0) & 0x7FFFFFFF
+		p += len(m.Body)
+	} else {
+		p += copy(b[p:], m.Body)
+	}
+	be.PutUint32(h[posBodyCRC:], m.BodyCRC)
 	if magic == MagicV1 {
 		b[p] = byte(len(m.Topic))
 		p++

@@ -1,0 +1,181 @@
+#include "textflag.h"
+
+// Folding constants of the reflected CRC-32 (IEEE) polynomial: for a fold
+// across D bits, the low half of a 128-bit lane is multiplied by
+// x^(D+32) mod P and the high half by x^(D-32) mod P, each bit-reflected
+// and shifted left by one (Intel, "Fast CRC Computation for Generic
+// Polynomials Using PCLMULQDQ"). Each pair is repeated to fill a ZMM
+// register. TestCopyCRC checks every path through them against hash/crc32.
+
+// D = 2048: four ZMM registers (256 bytes) ahead.
+DATA fold2048<>+0(SB)/8, $0x11542778a
+DATA fold2048<>+8(SB)/8, $0x1322d1430
+DATA fold2048<>+16(SB)/8, $0x11542778a
+DATA fold2048<>+24(SB)/8, $0x1322d1430
+DATA fold2048<>+32(SB)/8, $0x11542778a
+DATA fold2048<>+40(SB)/8, $0x1322d1430
+DATA fold2048<>+48(SB)/8, $0x11542778a
+DATA fold2048<>+56(SB)/8, $0x1322d1430
+GLOBL fold2048<>(SB), RODATA, $64
+
+// D = 512: one ZMM register (64 bytes) ahead.
+DATA fold512<>+0(SB)/8, $0x154442bd4
+DATA fold512<>+8(SB)/8, $0x1c6e41596
+DATA fold512<>+16(SB)/8, $0x154442bd4
+DATA fold512<>+24(SB)/8, $0x1c6e41596
+DATA fold512<>+32(SB)/8, $0x154442bd4
+DATA fold512<>+40(SB)/8, $0x1c6e41596
+DATA fold512<>+48(SB)/8, $0x154442bd4
+DATA fold512<>+56(SB)/8, $0x1c6e41596
+GLOBL fold512<>(SB), RODATA, $64
+
+// D = 128: one lane (16 bytes) ahead.
+DATA fold128<>+0(SB)/8, $0x1751997d0
+DATA fold128<>+8(SB)/8, $0x0ccaa009e
+GLOBL fold128<>(SB), RODATA, $16
+
+// x^64 mod P, as above: folds 96 bits into 64.
+DATA fold32<>+0(SB)/8, $0x163cd6124
+DATA fold32<>+8(SB)/8, $0
+GLOBL fold32<>(SB), RODATA, $16
+
+// Barrett reduction of 64 bits to the 32-bit remainder: P itself and
+// floor(x^64 / P), both bit-reflected with 33 bits.
+DATA barrett<>+0(SB)/8, $0x1db710641
+DATA barrett<>+8(SB)/8, $0x1f7011641
+GLOBL barrett<>(SB), RODATA, $16
+
+// FOLD folds the accumulator acc across the distance in k and adds next:
+// acc = acc.lo*k.lo ^ acc.hi*k.hi ^ next, per 128-bit lane. tmp is scratch.
+#define FOLD(k, acc, next, tmp) \
+	VPCLMULQDQ $0x11, k, acc, tmp \
+	VPCLMULQDQ $0x00, k, acc, acc \
+	VPTERNLOGD $0x96, next, tmp, acc
+
+// func foldCopyAVX512(dst, src *byte, n int, seed uint32) uint32
+TEXT ·foldCopyAVX512(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVL seed+24(FP), AX
+
+	// The first 256 bytes start the four accumulators; the seed goes
+	// into the first four bytes.
+	VMOVDQU64 (SI), Z1
+	VMOVDQU64 64(SI), Z2
+	VMOVDQU64 128(SI), Z3
+	VMOVDQU64 192(SI), Z4
+	VMOVDQU64 Z1, (DI)
+	VMOVDQU64 Z2, 64(DI)
+	VMOVDQU64 Z3, 128(DI)
+	VMOVDQU64 Z4, 192(DI)
+	VMOVD     AX, X0 // zeroes the rest of Z0
+	VPXORQ    Z0, Z1, Z1
+	ADDQ      $256, SI
+	ADDQ      $256, DI
+	SUBQ      $256, CX
+	CMPQ      CX, $256
+	JB        combine
+
+	VMOVDQU64 fold2048<>(SB), Z0
+
+loop256:
+	VMOVDQU64 (SI), Z11
+	VMOVDQU64 64(SI), Z12
+	VMOVDQU64 128(SI), Z13
+	VMOVDQU64 192(SI), Z14
+	VMOVDQU64 Z11, (DI)
+	VMOVDQU64 Z12, 64(DI)
+	VMOVDQU64 Z13, 128(DI)
+	VMOVDQU64 Z14, 192(DI)
+	FOLD(Z0, Z1, Z11, Z5)
+	FOLD(Z0, Z2, Z12, Z6)
+	FOLD(Z0, Z3, Z13, Z7)
+	FOLD(Z0, Z4, Z14, Z8)
+	ADDQ      $256, SI
+	ADDQ      $256, DI
+	SUBQ      $256, CX
+	CMPQ      CX, $256
+	JAE       loop256
+
+combine:
+	// Z2, Z3 and Z4 follow Z1 at 64-byte steps: fold them in one by one.
+	VMOVDQU64 fold512<>(SB), Z0
+	FOLD(Z0, Z1, Z2, Z5)
+	FOLD(Z0, Z1, Z3, Z5)
+	FOLD(Z0, Z1, Z4, Z5)
+
+loop64:
+	CMPQ      CX, $64
+	JB        lanes
+	VMOVDQU64 (SI), Z11
+	VMOVDQU64 Z11, (DI)
+	FOLD(Z0, Z1, Z11, Z5)
+	ADDQ      $64, SI
+	ADDQ      $64, DI
+	SUBQ      $64, CX
+	JMP       loop64
+
+lanes:
+	// The four lanes of Z1 follow one another at 16-byte steps.
+	VMOVDQU       fold128<>(SB), X0
+	VEXTRACTI32X4 $1, Z1, X2
+	VEXTRACTI32X4 $2, Z1, X3
+	VEXTRACTI32X4 $3, Z1, X4
+	FOLD(X0, X1, X2, X5)
+	FOLD(X0, X1, X3, X5)
+	FOLD(X0, X1, X4, X5)
+
+loop16:
+	CMPQ    CX, $16
+	JB      done
+	VMOVDQU (SI), X11
+	VMOVDQU X11, (DI)
+	FOLD(X0, X1, X11, X5)
+	ADDQ    $16, SI
+	ADDQ    $16, DI
+	SUBQ    $16, CX
+	JMP     loop16
+
+done:
+	// Reduce the 128 bits of X1 to the 32-bit CRC register: fold the low
+	// 64 bits across 96 (X0's high constant) onto the high 64, the low 32
+	// of those across 64 onto the rest, then a Barrett reduction.
+	VPCLMULQDQ $0x10, X0, X1, X2
+	VPSRLDQ    $8, X1, X1
+	VPXOR      X2, X1, X1
+	VPCMPEQB   X3, X3, X3
+	VPSRLQ     $32, X3, X3 // the low 32 bits of each quadword
+	VPSRLDQ    $4, X1, X2
+	VPAND      X3, X1, X1
+	VMOVDQU    fold32<>(SB), X4
+	VPCLMULQDQ $0x00, X4, X1, X1
+	VPXOR      X2, X1, X1
+	VMOVDQU    barrett<>(SB), X4
+	VPAND      X3, X1, X2
+	VPCLMULQDQ $0x10, X4, X2, X2 // times floor(x^64 / P)
+	VPAND      X3, X2, X2
+	VPCLMULQDQ $0x00, X4, X2, X2 // times P
+	VPXOR      X2, X1, X1
+	VPEXTRD    $1, X1, AX
+	MOVL       AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func cpuid(leaf, sub uint32) (a, b, c, d uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL leaf+0(FP), AX
+	MOVL sub+4(FP), CX
+	CPUID
+	MOVL AX, a+8(FP)
+	MOVL BX, b+12(FP)
+	MOVL CX, c+16(FP)
+	MOVL DX, d+20(FP)
+	RET
+
+// func xgetbv0() uint32
+TEXT ·xgetbv0(SB), NOSPLIT, $0-4
+	MOVL $0, CX
+	XGETBV
+	MOVL AX, ret+0(FP)
+	RET
