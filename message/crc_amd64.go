@@ -11,8 +11,8 @@ func cpuid(leaf, sub uint32) (a, b, c, d uint32)
 
 func xgetbv0() uint32
 
-// hasFoldCopy reports whether this CPU and OS run foldCopyAVX512: AVX-512F
-// and VPCLMULQDQ, with the OS saving the ZMM registers.
+// hasFoldCopy reports whether this CPU and OS run foldCopyAVX512: AVX-512F,
+// AVX-512VL and VPCLMULQDQ, with the OS saving the ZMM registers.
 var hasFoldCopy = func() bool {
 	max, _, _, _ := cpuid(0, 0)
 	if max < 7 {
@@ -28,8 +28,8 @@ var hasFoldCopy = func() bool {
 		return false
 	}
 	_, b7, c7, _ := cpuid(7, 0)
-	const avx512f, vpclmul = 1 << 16, 1 << 10
-	return b7&avx512f != 0 && c7&vpclmul != 0
+	const avx512f, avx512vl, vpclmul = 1 << 16, 1 << 31, 1 << 10
+	return b7&avx512f != 0 && b7&avx512vl != 0 && c7&vpclmul != 0
 }()
 
 // foldCopyMin is the shortest src copyCRC folds in assembly.

@@ -18,7 +18,25 @@ DATA fold2048<>+48(SB)/8, $0x11542778a
 DATA fold2048<>+56(SB)/8, $0x1322d1430
 GLOBL fold2048<>(SB), RODATA, $64
 
-// D = 512: one ZMM register (64 bytes) ahead.
+// D = 1536, 1024, 512: three, two, one ZMM register ahead.
+DATA fold1536<>+0(SB)/8, $0x1821d8bc0
+DATA fold1536<>+8(SB)/8, $0x12e958ac4
+DATA fold1536<>+16(SB)/8, $0x1821d8bc0
+DATA fold1536<>+24(SB)/8, $0x12e958ac4
+DATA fold1536<>+32(SB)/8, $0x1821d8bc0
+DATA fold1536<>+40(SB)/8, $0x12e958ac4
+DATA fold1536<>+48(SB)/8, $0x1821d8bc0
+DATA fold1536<>+56(SB)/8, $0x12e958ac4
+GLOBL fold1536<>(SB), RODATA, $64
+DATA fold1024<>+0(SB)/8, $0x1e88ef372
+DATA fold1024<>+8(SB)/8, $0x14a7fe880
+DATA fold1024<>+16(SB)/8, $0x1e88ef372
+DATA fold1024<>+24(SB)/8, $0x14a7fe880
+DATA fold1024<>+32(SB)/8, $0x1e88ef372
+DATA fold1024<>+40(SB)/8, $0x14a7fe880
+DATA fold1024<>+48(SB)/8, $0x1e88ef372
+DATA fold1024<>+56(SB)/8, $0x14a7fe880
+GLOBL fold1024<>(SB), RODATA, $64
 DATA fold512<>+0(SB)/8, $0x154442bd4
 DATA fold512<>+8(SB)/8, $0x1c6e41596
 DATA fold512<>+16(SB)/8, $0x154442bd4
@@ -29,7 +47,13 @@ DATA fold512<>+48(SB)/8, $0x154442bd4
 DATA fold512<>+56(SB)/8, $0x1c6e41596
 GLOBL fold512<>(SB), RODATA, $64
 
-// D = 128: one lane (16 bytes) ahead.
+// D = 384, 256, 128: three, two, one 16-byte lane ahead.
+DATA fold384<>+0(SB)/8, $0x03db1ecdc
+DATA fold384<>+8(SB)/8, $0x174359406
+GLOBL fold384<>(SB), RODATA, $16
+DATA fold256<>+0(SB)/8, $0x0f1da05aa
+DATA fold256<>+8(SB)/8, $0x15a546366
+GLOBL fold256<>(SB), RODATA, $16
 DATA fold128<>+0(SB)/8, $0x1751997d0
 DATA fold128<>+8(SB)/8, $0x0ccaa009e
 GLOBL fold128<>(SB), RODATA, $16
@@ -80,6 +104,13 @@ TEXT ·foldCopyAVX512(SB), NOSPLIT, $0-36
 	VMOVDQU64 fold2048<>(SB), Z0
 
 loop256:
+	// Ask for the lines 1 KiB ahead in dst for writing (PREFETCHW, which
+	// the assembler lacks): the next append writes them, and owning them
+	// before it does lets its stores drain faster at the put lock.
+	BYTE $0x0F; BYTE $0x0D; BYTE $0x8F; BYTE $0x00; BYTE $0x04; BYTE $0x00; BYTE $0x00 // PREFETCHW 1024(DI)
+	BYTE $0x0F; BYTE $0x0D; BYTE $0x8F; BYTE $0x40; BYTE $0x04; BYTE $0x00; BYTE $0x00 // PREFETCHW 1088(DI)
+	BYTE $0x0F; BYTE $0x0D; BYTE $0x8F; BYTE $0x80; BYTE $0x04; BYTE $0x00; BYTE $0x00 // PREFETCHW 1152(DI)
+	BYTE $0x0F; BYTE $0x0D; BYTE $0x8F; BYTE $0xc0; BYTE $0x04; BYTE $0x00; BYTE $0x00 // PREFETCHW 1216(DI)
 	VMOVDQU64 (SI), Z11
 	VMOVDQU64 64(SI), Z12
 	VMOVDQU64 128(SI), Z13
@@ -99,32 +130,50 @@ loop256:
 	JAE       loop256
 
 combine:
-	// Z2, Z3 and Z4 follow Z1 at 64-byte steps: fold them in one by one.
-	VMOVDQU64 fold512<>(SB), Z0
-	FOLD(Z0, Z1, Z2, Z5)
-	FOLD(Z0, Z1, Z3, Z5)
-	FOLD(Z0, Z1, Z4, Z5)
+	// Z1, Z2 and Z3 lie 192, 128 and 64 bytes before Z4: fold them all
+	// onto Z4 at once.
+	VMOVDQU64  fold1536<>(SB), Z0
+	VMOVDQU64  fold1024<>(SB), Z9
+	VMOVDQU64  fold512<>(SB), Z10
+	VPCLMULQDQ $0x11, Z0, Z1, Z5
+	VPCLMULQDQ $0x00, Z0, Z1, Z1
+	VPCLMULQDQ $0x11, Z9, Z2, Z6
+	VPCLMULQDQ $0x00, Z9, Z2, Z2
+	VPCLMULQDQ $0x11, Z10, Z3, Z7
+	VPCLMULQDQ $0x00, Z10, Z3, Z3
+	VPTERNLOGD $0x96, Z1, Z5, Z4
+	VPTERNLOGD $0x96, Z2, Z6, Z4
+	VPTERNLOGD $0x96, Z3, Z7, Z4
 
 loop64:
 	CMPQ      CX, $64
 	JB        lanes
 	VMOVDQU64 (SI), Z11
 	VMOVDQU64 Z11, (DI)
-	FOLD(Z0, Z1, Z11, Z5)
+	FOLD(Z10, Z4, Z11, Z5)
 	ADDQ      $64, SI
 	ADDQ      $64, DI
 	SUBQ      $64, CX
 	JMP       loop64
 
 lanes:
-	// The four lanes of Z1 follow one another at 16-byte steps.
+	// Lanes 0, 1 and 2 of Z4 lie 48, 32 and 16 bytes before lane 3:
+	// fold them all onto it at once, into X1. X4 is lane 0.
+	VEXTRACTI32X4 $1, Z4, X2
+	VEXTRACTI32X4 $2, Z4, X3
+	VEXTRACTI32X4 $3, Z4, X1
+	VMOVDQU       fold384<>(SB), X6
+	VMOVDQU       fold256<>(SB), X8
 	VMOVDQU       fold128<>(SB), X0
-	VEXTRACTI32X4 $1, Z1, X2
-	VEXTRACTI32X4 $2, Z1, X3
-	VEXTRACTI32X4 $3, Z1, X4
-	FOLD(X0, X1, X2, X5)
-	FOLD(X0, X1, X3, X5)
-	FOLD(X0, X1, X4, X5)
+	VPCLMULQDQ    $0x11, X6, X4, X7
+	VPCLMULQDQ    $0x00, X6, X4, X4
+	VPCLMULQDQ    $0x11, X8, X2, X9
+	VPCLMULQDQ    $0x00, X8, X2, X2
+	VPCLMULQDQ    $0x11, X0, X3, X10
+	VPCLMULQDQ    $0x00, X0, X3, X3
+	VPTERNLOGD    $0x96, X4, X7, X1
+	VPTERNLOGD    $0x96, X2, X9, X3
+	VPTERNLOGD    $0x96, X3, X10, X1
 
 loop16:
 	CMPQ    CX, $16

@@ -177,42 +177,23 @@ func AppendEncode(dst []byte, m *Message) ([]byte, error) {
 // checks out and whose properties are torn. With crc, encode computes the
 // body CRC while copying the body and sets m.BodyCRC.
 func encode(b []byte, m *Message, crc bool) {
-	sys := m.SysFlag &^ (FlagBornHostV6 | FlagStoreHostV6)
-	if hostAddrLen(m.BornHost) == 16 {
-		sys |= FlagBornHostV6
-	}
-	if hostAddrLen(m.StoreHost) == 16 {
-		sys |= FlagStoreHostV6
-	}
 	magic := MagicV1
 	if len(m.Topic) > MaxTopicLenV1 {
 		magic = MagicV2
 	}
-
-	h := (*[posBornHost]byte)(b) // one bounds check for the fixed fields
-	be.PutUint32(h[posQueueID:], uint32(m.QueueID))
-	be.PutUint32(h[posFlag:], uint32(m.Flag))
-	be.PutUint64(h[posQueueOffset:], uint64(m.QueueOffset))
-	be.PutUint64(h[posPhysicalOffset:], uint64(m.PhysicalOffset))
-	be.PutUint32(h[posSysFlag:], uint32(sys))
-	be.PutUint64(h[posBornTimestamp:], uint64(m.BornTimestamp))
-	p := posBornHost
-	p += putHost(b[p:], m.BornHost)
-	be.PutUint64(b[p:], uint64(m.StoreTimestamp))
-	p += 8
-	p += putHost(b[p:], m.StoreHost)
-	t := (*[16]byte)(b[p:])
-	be.PutUint32(t[0:], uint32(m.ReconsumeTimes))
-	be.PutUint64(t[4:], uint64(m.PreparedTransactionOffset))
-	be.PutUint32(t[12:], uint32(len(m.Body)))
-	p += 16
+	var p int
+	if m.BornHost.Addr().Is4() && m.StoreHost.Addr().Is4() {
+		p = encodeHeaderIPv4(b, m) // the common case, without bounds checks
+	} else {
+		p = encodeHeader(b, m)
+	}
 	if crc {
 		m.BodyCRC = copyCRC(b[p:], m.Body, 0) & 0x7FFFFFFF
 		p += len(m.Body)
 	} else {
 		p += copy(b[p:], m.Body)
 	}
-	be.PutUint32(h[posBodyCRC:], m.BodyCRC)
+	be.PutUint32(b[posBodyCRC:], m.BodyCRC)
 	if magic == MagicV1 {
 		b[p] = byte(len(m.Topic))
 		p++
@@ -225,5 +206,61 @@ func encode(b []byte, m *Message, crc bool) {
 	p += 2
 	copy(b[p:], m.Properties)
 	// After the copy, a call: the compiler does not move it before.
-	be.PutUint64(h[posTotalSize:], uint64(len(b))<<32|uint64(uint32(magic)))
+	be.PutUint64(b[posTotalSize:], uint64(len(b))<<32|uint64(uint32(magic)))
+}
+
+// posBodyIPv4 is where the body starts in a record with IPv4 hosts.
+const posBodyIPv4 = posBornHost + 8 + 8 + 8 + 16
+
+// encodeHeaderIPv4 writes the fields from QUEUEID to BODY's length of a
+// record whose hosts are both IPv4, with the sysflag's IPv6 bits cleared,
+// and returns where the body starts.
+func encodeHeaderIPv4(b []byte, m *Message) int {
+	h := (*[posBodyIPv4]byte)(b) // constant offsets: one bounds check
+	be.PutUint32(h[posQueueID:], uint32(m.QueueID))
+	be.PutUint32(h[posFlag:], uint32(m.Flag))
+	be.PutUint64(h[posQueueOffset:], uint64(m.QueueOffset))
+	be.PutUint64(h[posPhysicalOffset:], uint64(m.PhysicalOffset))
+	be.PutUint32(h[posSysFlag:], uint32(m.SysFlag&^(FlagBornHostV6|FlagStoreHostV6)))
+	be.PutUint64(h[posBornTimestamp:], uint64(m.BornTimestamp))
+	be.PutUint32(h[posBornHost:], binaryIPv4(m.BornHost.Addr()))
+	be.PutUint32(h[posBornHost+4:], uint32(m.BornHost.Port()))
+	be.PutUint64(h[posBornHost+8:], uint64(m.StoreTimestamp))
+	be.PutUint32(h[posBornHost+16:], binaryIPv4(m.StoreHost.Addr()))
+	be.PutUint32(h[posBornHost+20:], uint32(m.StoreHost.Port()))
+	be.PutUint32(h[posBornHost+24:], uint32(m.ReconsumeTimes))
+	be.PutUint64(h[posBornHost+28:], uint64(m.PreparedTransactionOffset))
+	be.PutUint32(h[posBornHost+36:], uint32(len(m.Body)))
+	return posBodyIPv4
+}
+
+// encodeHeader is encodeHeaderIPv4 for hosts of either kind: it sets the
+// sysflag's IPv6 bits to match them.
+func encodeHeader(b []byte, m *Message) int {
+	h := (*[posBornHost]byte)(b) // one bounds check for the fixed fields
+	be.PutUint32(h[posQueueID:], uint32(m.QueueID))
+	be.PutUint32(h[posFlag:], uint32(m.Flag))
+	be.PutUint64(h[posQueueOffset:], uint64(m.QueueOffset))
+	be.PutUint64(h[posPhysicalOffset:], uint64(m.PhysicalOffset))
+	be.PutUint64(h[posBornTimestamp:], uint64(m.BornTimestamp))
+	p := posBornHost
+	born := putHost(b[p:], m.BornHost)
+	p += born
+	be.PutUint64(b[p:], uint64(m.StoreTimestamp))
+	p += 8
+	store := putHost(b[p:], m.StoreHost)
+	p += store
+	sys := m.SysFlag &^ (FlagBornHostV6 | FlagStoreHostV6)
+	if born == 20 {
+		sys |= FlagBornHostV6
+	}
+	if store == 20 {
+		sys |= FlagStoreHostV6
+	}
+	be.PutUint32(h[posSysFlag:], uint32(sys))
+	t := (*[16]byte)(b[p:])
+	be.PutUint32(t[0:], uint32(m.ReconsumeTimes))
+	be.PutUint64(t[4:], uint64(m.PreparedTransactionOffset))
+	be.PutUint32(t[12:], uint32(len(m.Body)))
+	return p + 16
 }
