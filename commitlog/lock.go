@@ -3,22 +3,21 @@ package commitlog
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
 )
 
 // putLock serialises appends (RocketMQ's PutMessageLock): a spin lock or a
-// mutex, chosen at Open. It is a struct rather than an interface so that
-// the uncontended path inlines into Append.
+// mutex, chosen at Open. Both take the same sync.Mutex; the spin lock only
+// ever tries it, yielding the processor between tries, and never sleeps
+// on it. Lock and Unlock inline into Append: the uncontended path is one
+// compare-and-swap and one add.
 type putLock struct {
+	mu   sync.Mutex
 	spin bool
-	held atomic.Bool // the spin lock
-	mu   sync.Mutex  // the mutex
 }
 
 func newPutLock(kind PutLock) *putLock { return &putLock{spin: kind == PutLockSpin} }
 
-// Lock takes the lock. The spin lock spins on a CAS, yielding the processor
-// between tries so that a holder preempted on a busy machine can finish.
+// Lock takes the lock.
 func (l *putLock) Lock() {
 	if l.spin {
 		l.lockSpin()
@@ -28,16 +27,10 @@ func (l *putLock) Lock() {
 }
 
 func (l *putLock) lockSpin() {
-	for !l.held.CompareAndSwap(false, true) {
-		runtime.Gosched()
+	for !l.mu.TryLock() {
+		runtime.Gosched() // a holder preempted on a busy machine can finish
 	}
 }
 
 // Unlock releases the lock.
-func (l *putLock) Unlock() {
-	if l.spin {
-		l.held.Store(false)
-		return
-	}
-	l.mu.Unlock()
-}
+func (l *putLock) Unlock() { l.mu.Unlock() }

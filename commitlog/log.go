@@ -170,13 +170,18 @@ func (l *Log) Append(m *message.Message) (AppendResult, error) {
 	if l.closed.Load() {
 		return AppendResult{}, ErrClosed
 	}
-	f, w, err := l.roomLocked(size)
-	if err != nil {
-		return AppendResult{}, err
+	f, w := l.cur, []byte(nil)
+	if f != nil {
+		w = f.Writable()
+	}
+	if size+blankMinLength > len(w) { // also when there is no file yet
+		if f, w, err = l.roomLocked(size); err != nil {
+			return AppendResult{}, err
+		}
 	}
 	now := l.now()
 	l.placeLocked(m, f.From()+int64(f.WrotePosition()), now)
-	n := message.EncodeCRC(w, m)
+	n := message.EncodeCRC(w, m, size)
 	f.Advance(n)
 	if f.StoreTimestamp() != now { // a second barrier only when the ms moves
 		f.SetStoreTimestamp(now)
@@ -219,7 +224,8 @@ func (l *Log) AppendBatch(msgs []*message.Message) (AppendResult, error) {
 	pos := 0
 	for _, m := range msgs {
 		l.placeLocked(m, at+int64(pos), now)
-		pos += message.EncodeCRC(w[pos:], m)
+		size, _ := message.EncodedSize(m) // checked by prepare
+		pos += message.EncodeCRC(w[pos:], m, size)
 	}
 	f.Advance(pos)
 	f.SetStoreTimestamp(now)

@@ -135,24 +135,14 @@ func Encode(dst []byte, m *Message) int {
 	return size
 }
 
-// EncodeCRC is Encode computing the body CRC as it copies the body, in one
-// pass over it, rather than writing m.BodyCRC as is: it sets m.BodyCRC to
-// BodyCRC(m.Body) and writes that. It does not check the properties for a
-// NUL byte: the caller must have checked m with EncodedSize. It panics if
-// dst is shorter than the record.
-func EncodeCRC(dst []byte, m *Message) int {
-	size := recordLen(m)
+// EncodeCRC is Encode for a message already checked: size is what
+// EncodedSize returned for m. It computes the body CRC as it copies the
+// body, in one pass over it, rather than writing m.BodyCRC as is: it sets
+// m.BodyCRC to BodyCRC(m.Body) and writes that. It panics if dst is
+// shorter than size or size is not m's record length; then it has written
+// no TOTALSIZE, so the bytes are no record.
+func EncodeCRC(dst []byte, m *Message, size int) int {
 	encode(dst[:size:size], m, true)
-	return size
-}
-
-// recordLen is the record length of m, already checked by EncodedSize.
-func recordLen(m *Message) int {
-	size := MinRecordSize + len(m.Body) + len(m.Topic) + len(m.Properties) +
-		hostAddrLen(m.BornHost) - 4 + hostAddrLen(m.StoreHost) - 4
-	if len(m.Topic) > MaxTopicLenV1 {
-		size++
-	}
 	return size
 }
 
@@ -204,6 +194,9 @@ func encode(b []byte, m *Message, crc bool) {
 	p += copy(b[p:], m.Topic)
 	be.PutUint16(b[p:], uint16(len(m.Properties)))
 	p += 2
+	if p+len(m.Properties) != len(b) {
+		panic("message: encode: the record's length is not the size given")
+	}
 	copy(b[p:], m.Properties)
 	// After the copy, a call: the compiler does not move it before.
 	be.PutUint64(b[posTotalSize:], uint64(len(b))<<32|uint64(uint32(magic)))

@@ -2,6 +2,7 @@ package message
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -331,12 +332,19 @@ func TestEncodeCRC_MatchesEncode(t *testing.T) {
 		want := mustEncode(t, m)
 		m.BodyCRC = 0
 		got := make([]byte, len(want)+1)
-		require.Equal(t, len(want), EncodeCRC(got, m), "message %d", i)
+		require.Equal(t, len(want), EncodeCRC(got, m, len(want)), "message %d", i)
 		require.Equal(t, want, got[:len(want)], "message %d", i)
 		require.Equal(t, BodyCRC(m.Body), m.BodyCRC, "message %d", i)
 	}
 	m := sampleMessage()
-	require.Panics(t, func() { EncodeCRC(make([]byte, recordLen(m)-1), m) })
+	n, err := EncodedSize(m)
+	require.NoError(t, err)
+	require.Panics(t, func() { EncodeCRC(make([]byte, n-1), m, n) }, "dst short")
+	for _, size := range []int{n - 1, n + 1} {
+		dst := make([]byte, n+1)
+		require.Panics(t, func() { EncodeCRC(dst, m, size) }, "size %d, want %d", size, n)
+		require.Zero(t, binary.BigEndian.Uint64(dst), "TOTALSIZE and MAGICCODE written for a wrong size")
+	}
 }
 
 func TestDecode_LargeBody(t *testing.T) {
@@ -376,7 +384,7 @@ func BenchmarkEncode_WithBodyCRC(b *testing.B) {
 		encode func(dst []byte, m *Message)
 	}{
 		{"two-pass", func(dst []byte, m *Message) { m.BodyCRC = BodyCRC(m.Body); Encode(dst, m) }},
-		{"EncodeCRC", func(dst []byte, m *Message) { EncodeCRC(dst, m) }},
+		{"EncodeCRC", func(dst []byte, m *Message) { EncodeCRC(dst, m, len(dst)) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			m := sampleMessage()
