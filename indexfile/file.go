@@ -235,15 +235,21 @@ func (f *File) TimeMatched(begin, end int64) bool {
 // A slot value at or above indexCount can only be left over from a crash
 // (RocketMQ drops only values above it); it counts as an empty slot.
 func (f *File) Put(hash int32, phyOffset, storeTimestamp int64) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer f.recoverFault(&err)
+	return f.put(hash, phyOffset, storeTimestamp)
+}
+
+// put is Put for a caller that has turned memory faults into ErrFault
+// (recoverFault) around it, as Service.Put does once for all the keys of
+// a message.
+func (f *File) put(hash int32, phyOffset, storeTimestamp int64) error {
 	if hash < 0 {
 		return fmt.Errorf("indexfile: put into %s: key hash %d is negative; use KeyHash", f.path, hash)
 	}
 	if !f.available.Load() {
 		return ErrClosed
 	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer f.recoverFault(&err)
-
 	count := f.IndexCount()
 	if int(count) >= f.indexes {
 		return ErrFull
@@ -343,10 +349,13 @@ func (f *File) Flush() error {
 	return f.flushHeld()
 }
 
-// flushHeld is Flush for a caller that holds a reference.
-func (f *File) flushHeld() error {
+// flushHeld is Flush for a caller that holds a reference. A file cut short
+// under its mapping gives ErrFault.
+func (f *File) flushHeld() (err error) {
 	f.flushMu.Lock()
 	defer f.flushMu.Unlock()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer f.recoverFault(&err)
 	count := f.load32(offIndexCount)
 	if count == f.flushedCount.Load() {
 		return nil
@@ -412,13 +421,19 @@ func (f *File) release() error {
 // recoverFault turns a memory fault inside Put or Select (armed with
 // debug.SetPanicOnFault) into ErrFault. Other panics go on.
 func (f *File) recoverFault(err *error) {
-	r := recover()
+	if e := faultError(recover(), f.path); e != nil {
+		*err = e
+	}
+}
+
+// faultError is the ErrFault error for r, a value recovered from a panic
+// in path, nil for nil; it panics again with any other value.
+func faultError(r any, path string) error {
 	if r == nil {
-		return
+		return nil
 	}
 	if fe, ok := r.(interface{ Addr() uintptr }); ok {
-		*err = fmt.Errorf("indexfile: %s: memory fault at %#x: %w", f.path, fe.Addr(), ErrFault)
-		return
+		return fmt.Errorf("indexfile: %s: memory fault at %#x: %w", path, fe.Addr(), ErrFault)
 	}
 	panic(r)
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -186,7 +187,7 @@ func (s *Service) DropAfter(indexMsgTimestamp int64) error {
 // flushed in the background and then reported to Options.OnFileFull. Put
 // does not allocate unless it starts a file. Calls are serialized: in a
 // store the dispatcher is the one caller.
-func (s *Service) Put(topic, keys, uniqKey string, phyOffset, storeTimestamp int64, sysFlag int32) error {
+func (s *Service) Put(topic, keys, uniqKey string, phyOffset, storeTimestamp int64, sysFlag int32) (err error) {
 	if sysFlag&message.TxMask == message.TxRollback || (uniqKey == "" && keys == "") {
 		return nil
 	}
@@ -195,12 +196,13 @@ func (s *Service) Put(topic, keys, uniqKey string, phyOffset, storeTimestamp int
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // once for all the keys
+	defer s.recoverFault(&err)
 	f := s.last.Load()
 	if f != nil && phyOffset < max(s.floor, f.EndPhyOffset()) {
 		return nil
 	}
 	th := topicHash(topic)
-	var err error
 	if uniqKey != "" {
 		if f, err = s.putLocked(f, keyHashFrom(th, uniqKey), phyOffset, storeTimestamp); err != nil {
 			return err
@@ -214,6 +216,13 @@ func (s *Service) Put(topic, keys, uniqKey string, phyOffset, storeTimestamp int
 	return nil
 }
 
+// recoverFault turns a memory fault inside Put into ErrFault.
+func (s *Service) recoverFault(err *error) {
+	if e := faultError(recover(), s.dir); e != nil {
+		*err = e
+	}
+}
+
 // putLocked puts one entry into f, or into a new file when f is full or
 // nil, and returns the file it used.
 func (s *Service) putLocked(f *File, hash int32, phyOffset, storeTimestamp int64) (*File, error) {
@@ -223,7 +232,7 @@ func (s *Service) putLocked(f *File, hash int32, phyOffset, storeTimestamp int64
 			return nil, err
 		}
 	}
-	return f, f.Put(hash, phyOffset, storeTimestamp)
+	return f, f.put(hash, phyOffset, storeTimestamp)
 }
 
 // rollLocked creates the next file, starting from prev's end values, and

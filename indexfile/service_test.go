@@ -464,3 +464,21 @@ func TestService_Put_RollsPastCorruptFile(t *testing.T) {
 	require.Equal(t, 2, s.Files())
 	require.Equal(t, []int64{100}, mustQuery(t, s, "T", "k", 64, 0, forever))
 }
+
+// TestService_Put_FaultIsAnError: a Put into a file cut short under its
+// mapping (a disk that went away) returns ErrFault rather than crashing.
+func TestService_Put_FaultIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{HashSlots: 1 << 16, MaxIndexes: 1 << 16})
+	require.NoError(t, err)
+	mustPut(t, s, "T", "k1", "u1", 100, t0)
+	names, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, names, 1)
+	require.NoError(t, os.Truncate(filepath.Join(dir, names[0].Name()), 0))
+
+	err = s.Put("T", "k2", "u2", 200, t0+1, 0)
+	require.ErrorIs(t, err, ErrFault)
+	require.ErrorContains(t, err, dir)
+	require.ErrorIs(t, s.Close(), ErrFault, "the flush at Close reads the header too")
+}
