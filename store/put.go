@@ -27,17 +27,20 @@ func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
 	}
 	// One pass over the properties, for the delay and for dispatch.
 	var own ownRecord
-	own.props.lookup(m.Properties)
-	if m.Topic != message.TopicSchedule && own.props.has(propDelay) &&
-		s.scheduleDelay(m, own.props.vals[propDelay]) {
-		own.props.lookup(m.Properties)
+	props := &own.rec.props
+	props.lookup(m.Properties)
+	if m.Topic != message.TopicSchedule && props.has(propDelay) &&
+		s.scheduleDelay(m, props.vals[propDelay]) {
+		props.lookup(m.Properties)
 	}
 	res, err := s.cl.Append(m)
 	if err != nil {
 		return PutResult{}, fmt.Errorf("store: put to %s: %w", m.Topic, err)
 	}
-	own.offset = res.WroteOffset
-	status := s.waitFlush(m, res.WroteOffset+int64(res.WroteBytes))
+	own.rec.offset, own.rec.size, own.end = res.WroteOffset, int32(res.WroteBytes), res.WroteOffset+int64(res.WroteBytes)
+	own.rec.queueOffset, own.rec.storeTimestamp = m.QueueOffset, m.StoreTimestamp
+	own.rec.queueID, own.rec.sysFlag, own.rec.topic = m.QueueID, m.SysFlag, m.Topic
+	status := s.waitFlush(m, own.end)
 	s.dispatchAfterPut(&own)
 	return PutResult{Status: status, AppendResult: res}, nil
 }

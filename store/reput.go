@@ -46,8 +46,9 @@ func (s *MessageStore) AddArrivalListener(fn ArrivalListener) {
 // Records are dispatched by whoever holds dispatching: the reput goroutine,
 // or a put that has just made its record readable (dispatchAfterPut). A put
 // dispatches on its own goroutine, while its record is still in this core's
-// cache; read back by the reput goroutine on the other core, every record
-// cost a cache miss or two. A put that finds the lock taken by another put
+// cache (read back by the reput goroutine on the other core, every record
+// cost a cache miss or two), and when its own record is the next one it
+// dispatches it from the message, without reading it back. A put that finds the lock taken by another put
 // leaves its record to that one, which looks again after letting go; taken
 // by the reput goroutine, it waits. So one producer reads its message back
 // as soon as PutMessage returns; with several, a moment later.
@@ -153,12 +154,11 @@ func (s *MessageStore) doReput() bool {
 	}
 }
 
-// ownRecord is what a put knows of the record it wrote: where it is, and
-// the properties dispatch reads, found in the message's properties instead
-// of the record's.
+// ownRecord is what a put knows of the record it wrote: all that dispatch
+// reads, taken from the message rather than read back from the record.
 type ownRecord struct {
-	offset int64
-	props  recordProps
+	rec recordInfo
+	end int64 // the CommitLog offset after the record
 }
 
 // dispatchAfterPut dispatches, on the putting goroutine, what its put made
@@ -210,27 +210,35 @@ func (s *MessageStore) dispatchReadable(own *ownRecord) bool {
 	if from >= limit {
 		return false
 	}
+	done, n := from, 0
+	if own != nil && own.rec.offset == from && own.end <= limit {
+		// The put's own record is next: no need to read it back.
+		if err := s.dispatch(&own.rec); err != nil {
+			s.dispatchFailed(from, err)
+			return false
+		}
+		done = own.end
+		if done >= limit {
+			return s.publishReput(from, done)
+		}
+	}
 	it := &s.reput.it
-	it.Reset(s.cl, from, false)
+	it.Reset(s.cl, done, false)
 	defer it.Close()
 	// The reput offset is published every reputPublishEvery records and at
 	// the end: each atomic store is a barrier that waits for the unit and
 	// index writes before it to reach memory.
-	done, n := from, 0
 	stopped := false // before the readable end: a limit or a failure
+	var rec recordInfo
 	for it.Next() {
-		if it.RecordOffset()+int64(len(it.Record())) > limit {
+		r, off := it.Record(), it.RecordOffset()
+		if off+int64(len(r)) > limit {
 			stopped = true
 			break
 		}
-		var props recordProps
-		if own != nil && own.offset == it.RecordOffset() {
-			props = own.props
-		} else {
-			props.lookup(bytesString(it.Record().Properties()))
-		}
-		if err := s.dispatch(it.Record(), it.RecordOffset(), &props); err != nil {
-			s.dispatchFailed(it.RecordOffset(), err)
+		rec.fill(r, off)
+		if err := s.dispatch(&rec); err != nil {
+			s.dispatchFailed(off, err)
 			stopped = true
 			break
 		}
@@ -247,17 +255,23 @@ func (s *MessageStore) dispatchReadable(own *ownRecord) bool {
 		// it (a crash right after a roll-over) would never be caught up.
 		done = max(done, min(it.Offset(), limit))
 	}
-	moved := done != from
-	if moved {
-		s.reput.from.Store(done)
-		if s.reput.waiters.Load() > 0 {
-			s.reput.mu.Lock()
-			close(s.reput.advanced)
-			s.reput.advanced = make(chan struct{})
-			s.reput.mu.Unlock()
-		}
+	return s.publishReput(from, done)
+}
+
+// publishReput moves the reput offset from from to done, waking
+// WaitDispatched, and reports whether it moved.
+func (s *MessageStore) publishReput(from, done int64) bool {
+	if done == from {
+		return false
 	}
-	return moved
+	s.reput.from.Store(done)
+	if s.reput.waiters.Load() > 0 {
+		s.reput.mu.Lock()
+		close(s.reput.advanced)
+		s.reput.advanced = make(chan struct{})
+		s.reput.mu.Unlock()
+	}
+	return true
 }
 
 // dispatchFailed logs a record that could not be dispatched, once: dispatch
@@ -298,39 +312,53 @@ func (p *recordProps) lookup(props string) {
 
 func (p *recordProps) has(i int) bool { return p.found&(1<<i) != 0 }
 
+// recordInfo is what dispatch reads of one record.
+type recordInfo struct {
+	offset, queueOffset, storeTimestamp int64
+	size, queueID, sysFlag              int32
+	topic                               string // aliasing the record or the message
+	props                               recordProps
+}
+
+// fill reads rec from the record r at CommitLog offset off.
+func (rec *recordInfo) fill(r message.Record, off int64) {
+	rec.offset, rec.queueOffset, rec.storeTimestamp = off, r.QueueOffset(), r.StoreTimestamp()
+	rec.size, rec.queueID, rec.sysFlag = r.TotalSize(), r.QueueID(), r.SysFlag()
+	rec.topic = bytesString(r.Topic())
+	rec.props.lookup(bytesString(r.Properties()))
+}
+
 // dispatch builds the ConsumeQueue unit and index entries of one record
-// (CommitLogDispatcherBuildConsumeQueue, CommitLogDispatcherBuildIndex);
-// props are its properties.
-func (s *MessageStore) dispatch(r message.Record, off int64, props *recordProps) error {
-	sys := r.SysFlag()
-	if ts := r.StoreTimestamp(); s.lastDispatchedTime.Load() != ts {
+// (CommitLogDispatcherBuildConsumeQueue, CommitLogDispatcherBuildIndex).
+func (s *MessageStore) dispatch(rec *recordInfo) error {
+	if ts := rec.storeTimestamp; s.lastDispatchedTime.Load() != ts {
 		s.lastDispatchedTime.Store(ts)
 	}
-	topic := bytesString(r.Topic())
-	switch sys & message.TxMask {
+	props := &rec.props
+	switch rec.sysFlag & message.TxMask {
 	case 0, message.TxCommit:
 		code := message.TagsCode(props.vals[propTags])
-		if props.has(propDelay) && topic == message.TopicSchedule {
-			if at, ok := s.deliverAt(props.vals[propDelay], r.StoreTimestamp()); ok {
+		if props.has(propDelay) && rec.topic == message.TopicSchedule {
+			if at, ok := s.deliverAt(props.vals[propDelay], rec.storeTimestamp); ok {
 				code = at // when it is due, as RocketMQ keeps it
 			}
 		}
-		q, err := s.dispatchQueue(topic, r.QueueID())
+		q, err := s.dispatchQueue(rec.topic, rec.queueID)
 		if err != nil {
 			return err
 		}
-		unit := consumequeue.Unit{Offset: off, Size: r.TotalSize(), TagsCode: code}
-		err = q.Put(unit, r.QueueOffset())
+		unit := consumequeue.Unit{Offset: rec.offset, Size: rec.size, TagsCode: code}
+		err = q.Put(unit, rec.queueOffset)
 		if err != nil && !errors.Is(err, consumequeue.ErrInvalidUnit) {
 			s.reput.lastQueue = nil // the next try looks the queue up again
 			return fmt.Errorf("store: dispatch to %s/%d: %w", q.Topic(), q.QueueID(), err)
 		}
-		s.notify(Arrival{Topic: q.Topic(), QueueID: q.QueueID(), QueueOffset: r.QueueOffset(),
-			TagsCode: code, StoreTimestamp: r.StoreTimestamp()})
+		s.notify(Arrival{Topic: q.Topic(), QueueID: q.QueueID(), QueueOffset: rec.queueOffset,
+			TagsCode: code, StoreTimestamp: rec.storeTimestamp})
 	}
 	if s.index != nil {
-		if err := s.index.Put(topic, props.vals[propKeys], props.vals[propUniqKey], off, r.StoreTimestamp(), sys); err != nil {
-			return fmt.Errorf("store: index record at %d: %w", off, err)
+		if err := s.index.Put(rec.topic, props.vals[propKeys], props.vals[propUniqKey], rec.offset, rec.storeTimestamp, rec.sysFlag); err != nil {
+			return fmt.Errorf("store: index record at %d: %w", rec.offset, err)
 		}
 	}
 	return nil
