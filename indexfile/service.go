@@ -191,13 +191,19 @@ func (s *Service) Put(topic, keys, uniqKey string, phyOffset, storeTimestamp int
 	if sysFlag&message.TxMask == message.TxRollback || (uniqKey == "" && keys == "") {
 		return nil
 	}
+	// Two returns: the defers stay open-coded (no defer records).
 	s.putMu.Lock()
 	defer s.putMu.Unlock()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // once for all the keys
+	defer s.recoverFault(&err)
+	return s.putKeysLocked(topic, keys, uniqKey, phyOffset, storeTimestamp)
+}
+
+// putKeysLocked is Put under putMu, with memory faults armed.
+func (s *Service) putKeysLocked(topic, keys, uniqKey string, phyOffset, storeTimestamp int64) (err error) {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // once for all the keys
-	defer s.recoverFault(&err)
 	f := s.last.Load()
 	if f != nil && phyOffset < max(s.floor, f.EndPhyOffset()) {
 		return nil

@@ -57,8 +57,11 @@ type reputState struct {
 	wake chan struct{}
 	idle atomic.Bool // parked: a put must wake it
 
-	dispatching    sync.Mutex
-	putDispatching atomic.Bool // dispatching is held by a put
+	dispatching sync.Mutex
+	// others counts the goroutines other than puts (the reput goroutine,
+	// Close) holding dispatching or about to take it: a put that finds it
+	// taken waits only for those (lockOther).
+	others atomic.Int32
 	// Guarded by dispatching:
 	it        commitlog.Iterator  // reused, so that a put's dispatch does not allocate
 	failedAt  int64               // offset of a record that failed to dispatch, logged once
@@ -143,15 +146,29 @@ func (s *MessageStore) reputLoop() {
 func (s *MessageStore) doReput() bool {
 	moved := false
 	for {
-		s.reput.dispatching.Lock()
+		s.lockOther()
 		m := s.dispatchReadable(nil)
-		s.reput.dispatching.Unlock()
+		s.unlockOther()
 		moved = moved || m
 		// More may have become readable while the lock was held.
 		if !m || s.reput.from.Load() >= s.dispatchLimit() {
 			return moved
 		}
 	}
+}
+
+// lockOther takes dispatching for a goroutine that is not a put, saying
+// so first: a put that then finds it taken waits instead of leaving its
+// record to the holder. (Puts say nothing: two atomic stores per put.)
+func (s *MessageStore) lockOther() {
+	s.reput.others.Add(1)
+	s.reput.dispatching.Lock()
+}
+
+// unlockOther releases what lockOther took.
+func (s *MessageStore) unlockOther() {
+	s.reput.dispatching.Unlock()
+	s.reput.others.Add(-1)
 }
 
 // ownRecord is what a put knows of the record it wrote: all that dispatch
@@ -166,14 +183,12 @@ type ownRecord struct {
 func (s *MessageStore) dispatchAfterPut(own *ownRecord) {
 	for s.reput.from.Load() < s.dispatchLimit() {
 		if !s.reput.dispatching.TryLock() {
-			if s.reput.putDispatching.Load() {
+			if s.reput.others.Load() == 0 {
 				return // another put dispatches, and looks again after letting go
 			}
-			s.reput.dispatching.Lock() // the reput goroutine: wait for it
+			s.reput.dispatching.Lock() // the reput goroutine or Close: wait for it
 		}
-		s.reput.putDispatching.Store(true)
 		moved := s.dispatchReadable(own)
-		s.reput.putDispatching.Store(false)
 		s.reput.dispatching.Unlock()
 		if !moved {
 			if s.reput.from.Load() < s.dispatchLimit() {

@@ -142,10 +142,10 @@ func (s *MessageStore) Close() error {
 	err = errors.Join(err, s.services.close())
 	// What was put before Close is dispatched; a put still under way must
 	// not dispatch into the files closed below.
-	s.reput.dispatching.Lock()
+	s.lockOther()
 	s.dispatchReadable(nil)
 	s.reput.stopped = true
-	s.reput.dispatching.Unlock()
+	s.unlockOther()
 	if s.index != nil {
 		err = errors.Join(err, s.index.Flush())
 	}
