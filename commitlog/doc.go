@@ -4,8 +4,9 @@
 //
 // A Log is safe for concurrent use. Appends take one put lock, held only to
 // stamp the store time, assign the physical offset and the queue offset of
-// the message's topic/queue, and copy the encoded record into the current
-// file; the body CRC is computed before the lock. A record that does not fit
+// the message's topic/queue, and encode the record into the current file;
+// the encode computes the body CRC as it copies the body, in one pass over
+// it (message.EncodeCRC), where RocketMQ computes it before the lock. A record that does not fit
 // the rest of a file leaves an END_OF_FILE blank record there and goes to the
 // next file, which a background allocator has already created and faulted in:
 //

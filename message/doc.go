@@ -4,7 +4,8 @@
 // (UNIQ_KEY) and topic name rules.
 //
 // Encode writes a Message as a record without allocating, so the CommitLog
-// can encode straight into its mapped file; Parse checks a record and
+// can encode straight into its mapped file (EncodeCRC also computes the body
+// CRC as it copies the body: with AVX-512 on amd64, in the same pass); Parse checks a record and
 // returns a Record view whose methods read (and patch) fields in place;
 // Decode copies a checked record into a Message.
 //

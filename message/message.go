@@ -127,6 +127,7 @@ type Message struct {
 	// PhysicalOffset is the CommitLog offset of the record.
 	PhysicalOffset int64
 	// BodyCRC is written as is by Encode; compute it with BodyCRC(Body).
+	// EncodeCRC computes and sets it.
 	BodyCRC uint32
 }
 
