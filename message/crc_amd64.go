@@ -7,6 +7,12 @@ package message
 //go:noescape
 func foldCopyAVX512(dst, src *byte, n int, seed uint32) uint32
 
+// foldCopySSE is foldCopyAVX512 for CPUs with PCLMULQDQ and SSE4.1 only:
+// n a multiple of 16 and at least 128.
+//
+//go:noescape
+func foldCopySSE(dst, src *byte, n int, seed uint32) uint32
+
 func cpuid(leaf, sub uint32) (a, b, c, d uint32)
 
 func xgetbv0() uint32
@@ -32,18 +38,38 @@ var hasFoldCopy = func() bool {
 	return b7&avx512f != 0 && b7&avx512vl != 0 && c7&vpclmul != 0
 }()
 
-// foldCopyMin is the shortest src copyCRC folds in assembly.
-const foldCopyMin = 256
+// hasFoldCopySSE reports whether this CPU runs foldCopySSE: PCLMULQDQ and
+// SSE4.1, which every x86-64 CPU of the last decade has.
+var hasFoldCopySSE = func() bool {
+	_, _, c1, _ := cpuid(1, 0)
+	const pclmul, sse41 = 1 << 1, 1 << 19
+	return c1&pclmul != 0 && c1&sse41 != 0
+}()
+
+// The shortest src each fold takes: its first step.
+const (
+	foldCopyMin    = 256
+	foldCopySSEMin = 128
+)
 
 // copyCRC copies src into dst, which must be at least as long, and returns
 // crc32.Update(crc, crc32.IEEETable, src), reading src once.
 func copyCRC(dst, src []byte, crc uint32) uint32 {
-	if !hasFoldCopy || len(src) < foldCopyMin {
-		return copyThenCRC(dst, src, crc)
+	switch {
+	case hasFoldCopy && len(src) >= foldCopyMin:
+		return copyFold(foldCopyAVX512, dst, src, crc)
+	case hasFoldCopySSE && len(src) >= foldCopySSEMin:
+		return copyFold(foldCopySSE, dst, src, crc)
 	}
+	return copyThenCRC(dst, src, crc)
+}
+
+// copyFold is copyCRC with fold for the 16-byte blocks of src, which must
+// be long enough for it.
+func copyFold(fold func(dst, src *byte, n int, seed uint32) uint32, dst, src []byte, crc uint32) uint32 {
 	n := len(src) &^ 15
 	dst = dst[:len(src)] // the bounds check for the assembly
-	crc = ^foldCopyAVX512(&dst[0], &src[0], n, ^crc)
+	crc = ^fold(&dst[0], &src[0], n, ^crc)
 	if n == len(src) {
 		return crc
 	}

@@ -47,6 +47,17 @@ DATA fold512<>+48(SB)/8, $0x154442bd4
 DATA fold512<>+56(SB)/8, $0x1c6e41596
 GLOBL fold512<>(SB), RODATA, $64
 
+// D = 896, 768, 640: seven, six, five 16-byte lanes ahead (foldCopySSE).
+DATA fold896<>+0(SB)/8, $0x1ea89367e
+DATA fold896<>+8(SB)/8, $0x1d7cfc6ac
+GLOBL fold896<>(SB), RODATA, $16
+DATA fold768<>+0(SB)/8, $0x0df068dc2
+DATA fold768<>+8(SB)/8, $0x18cb44e58
+GLOBL fold768<>(SB), RODATA, $16
+DATA fold640<>+0(SB)/8, $0x1c7569e54
+DATA fold640<>+8(SB)/8, $0x0ae0b5394
+GLOBL fold640<>(SB), RODATA, $16
+
 // D = 384, 256, 128: three, two, one 16-byte lane ahead.
 DATA fold384<>+0(SB)/8, $0x03db1ecdc
 DATA fold384<>+8(SB)/8, $0x174359406
@@ -75,6 +86,32 @@ GLOBL barrett<>(SB), RODATA, $16
 	VPCLMULQDQ $0x11, k, acc, tmp \
 	VPCLMULQDQ $0x00, k, acc, acc \
 	VPTERNLOGD $0x96, next, tmp, acc
+
+// REDUCE reduces the 128 bits of X1 to the 32-bit CRC register in AX,
+// with X0 holding fold128: it folds the low 64 bits across 96 (X0's high
+// constant) onto the high 64, the low 32 of those across 64 onto the rest,
+// then makes a Barrett reduction. Legacy SSE: both functions use it.
+#define REDUCE \
+	MOVOA     X0, X2 \
+	PCLMULQDQ $0x01, X1, X2 \
+	PSRLDQ    $8, X1 \
+	PXOR      X2, X1 \
+	PCMPEQB   X3, X3 \
+	PSRLQ     $32, X3 \
+	MOVOA     X1, X2 \
+	PSRLDQ    $4, X2 \
+	PAND      X3, X1 \
+	MOVOU     fold32<>(SB), X4 \
+	PCLMULQDQ $0x00, X4, X1 \
+	PXOR      X2, X1 \
+	MOVOU     barrett<>(SB), X4 \
+	MOVOA     X1, X2 \
+	PAND      X3, X2 \
+	PCLMULQDQ $0x10, X4, X2 \
+	PAND      X3, X2 \
+	PCLMULQDQ $0x00, X4, X2 \
+	PXOR      X2, X1 \
+	PEXTRD    $1, X1, AX
 
 // func foldCopyAVX512(dst, src *byte, n int, seed uint32) uint32
 TEXT ·foldCopyAVX512(SB), NOSPLIT, $0-36
@@ -187,28 +224,127 @@ loop16:
 	JMP     loop16
 
 done:
-	// Reduce the 128 bits of X1 to the 32-bit CRC register: fold the low
-	// 64 bits across 96 (X0's high constant) onto the high 64, the low 32
-	// of those across 64 onto the rest, then a Barrett reduction.
-	VPCLMULQDQ $0x10, X0, X1, X2
-	VPSRLDQ    $8, X1, X1
-	VPXOR      X2, X1, X1
-	VPCMPEQB   X3, X3, X3
-	VPSRLQ     $32, X3, X3 // the low 32 bits of each quadword
-	VPSRLDQ    $4, X1, X2
-	VPAND      X3, X1, X1
-	VMOVDQU    fold32<>(SB), X4
-	VPCLMULQDQ $0x00, X4, X1, X1
-	VPXOR      X2, X1, X1
-	VMOVDQU    barrett<>(SB), X4
-	VPAND      X3, X1, X2
-	VPCLMULQDQ $0x10, X4, X2, X2 // times floor(x^64 / P)
-	VPAND      X3, X2, X2
-	VPCLMULQDQ $0x00, X4, X2, X2 // times P
-	VPXOR      X2, X1, X1
-	VPEXTRD    $1, X1, AX
-	MOVL       AX, ret+32(FP)
 	VZEROUPPER
+	REDUCE
+	MOVL AX, ret+32(FP)
+	RET
+
+// FOLD16 is FOLD for one 16-byte lane, in legacy SSE.
+#define FOLD16(k, acc, next, tmp) \
+	MOVOA     acc, tmp \
+	PCLMULQDQ $0x00, k, acc \
+	PCLMULQDQ $0x11, k, tmp \
+	PXOR      tmp, acc \
+	PXOR      next, acc
+
+// FOLDINTO folds acc across the distance in k and adds it to into.
+#define FOLDINTO(k, acc, into, tmp) \
+	MOVOA     acc, tmp \
+	PCLMULQDQ $0x00, k, acc \
+	PCLMULQDQ $0x11, k, tmp \
+	PXOR      acc, into \
+	PXOR      tmp, into
+
+// func foldCopySSE(dst, src *byte, n int, seed uint32) uint32
+//
+// foldCopyAVX512 for CPUs with PCLMULQDQ and SSE4.1 only: eight 16-byte
+// accumulators, 128 bytes per iteration; n is a multiple of 16, at least
+// 128.
+TEXT ·foldCopySSE(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVL seed+24(FP), AX
+
+	MOVOU 0(SI), X1
+	MOVOU 16(SI), X2
+	MOVOU 32(SI), X3
+	MOVOU 48(SI), X4
+	MOVOU 64(SI), X5
+	MOVOU 80(SI), X6
+	MOVOU 96(SI), X7
+	MOVOU 112(SI), X8
+	MOVOU X1, 0(DI)
+	MOVOU X2, 16(DI)
+	MOVOU X3, 32(DI)
+	MOVOU X4, 48(DI)
+	MOVOU X5, 64(DI)
+	MOVOU X6, 80(DI)
+	MOVOU X7, 96(DI)
+	MOVOU X8, 112(DI)
+	MOVQ  AX, X0 // zeroes the rest of X0
+	PXOR  X0, X1
+	ADDQ  $128, SI
+	ADDQ  $128, DI
+	SUBQ  $128, CX
+	CMPQ  CX, $128
+	JB    sseCombine
+
+	MOVOU fold1024<>(SB), X0
+
+sseLoop128:
+	MOVOU 0(SI), X9
+	MOVOU X9, 0(DI)
+	FOLD16(X0, X1, X9, X10)
+	MOVOU 16(SI), X11
+	MOVOU X11, 16(DI)
+	FOLD16(X0, X2, X11, X12)
+	MOVOU 32(SI), X13
+	MOVOU X13, 32(DI)
+	FOLD16(X0, X3, X13, X14)
+	MOVOU 48(SI), X9
+	MOVOU X9, 48(DI)
+	FOLD16(X0, X4, X9, X10)
+	MOVOU 64(SI), X11
+	MOVOU X11, 64(DI)
+	FOLD16(X0, X5, X11, X12)
+	MOVOU 80(SI), X13
+	MOVOU X13, 80(DI)
+	FOLD16(X0, X6, X13, X14)
+	MOVOU 96(SI), X9
+	MOVOU X9, 96(DI)
+	FOLD16(X0, X7, X9, X10)
+	MOVOU 112(SI), X11
+	MOVOU X11, 112(DI)
+	FOLD16(X0, X8, X11, X12)
+	ADDQ  $128, SI
+	ADDQ  $128, DI
+	SUBQ  $128, CX
+	CMPQ  CX, $128
+	JAE   sseLoop128
+
+sseCombine:
+	// X1 to X7 lie 112 to 16 bytes before X8: fold them all onto it.
+	MOVOU fold896<>(SB), X0
+	FOLDINTO(X0, X1, X8, X9)
+	MOVOU fold768<>(SB), X0
+	FOLDINTO(X0, X2, X8, X10)
+	MOVOU fold640<>(SB), X0
+	FOLDINTO(X0, X3, X8, X11)
+	MOVOU fold512<>(SB), X0
+	FOLDINTO(X0, X4, X8, X12)
+	MOVOU fold384<>(SB), X0
+	FOLDINTO(X0, X5, X8, X13)
+	MOVOU fold256<>(SB), X0
+	FOLDINTO(X0, X6, X8, X14)
+	MOVOU fold128<>(SB), X0
+	FOLDINTO(X0, X7, X8, X15)
+	MOVOA X8, X1
+
+sseLoop16:
+	CMPQ  CX, $16
+	JB    sseDone
+	MOVOU (SI), X9
+	MOVOU X9, (DI)
+	FOLD16(X0, X1, X9, X10)
+	ADDQ  $16, SI
+	ADDQ  $16, DI
+	SUBQ  $16, CX
+	JMP   sseLoop16
+
+sseDone:
+	REDUCE
+	MOVL AX, ret+32(FP)
 	RET
 
 // func cpuid(leaf, sub uint32) (a, b, c, d uint32)
