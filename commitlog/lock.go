@@ -8,7 +8,7 @@ import (
 // putLock serialises appends (RocketMQ's PutMessageLock): a spin lock or a
 // mutex, chosen at Open. Both take the same sync.Mutex; the spin lock only
 // ever tries it, yielding the processor between tries, and never sleeps
-// on it. Lock and Unlock inline into Append: the uncontended path is one
+// on it. Unlock inlines into Append; the uncontended path is one
 // compare-and-swap and one add.
 type putLock struct {
 	mu   sync.Mutex
