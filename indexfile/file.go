@@ -59,6 +59,8 @@ type File struct {
 
 	refs      atomic.Int64 // 1 for the owner plus 1 per background user
 	available atomic.Bool
+
+	warmedTo int // bytes from the start asked to be faulted in; the Service's, under putMu
 }
 
 // CreateFile creates the index file path, sized by opts.HashSlots and

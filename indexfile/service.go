@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/rocketstore/rocketstore/mappedfile"
 	"github.com/rocketstore/rocketstore/message"
 )
 
@@ -42,7 +43,8 @@ type Service struct {
 	files []*File      // oldest first
 	last  atomic.Pointer[File]
 
-	full   chan *File // full files for flushLoop, each with a reference held
+	full   chan *File   // full files for flushLoop, each with a reference held
+	warm   chan warmJob // for warmLoop
 	wg     sync.WaitGroup
 	closed atomic.Bool
 }
@@ -60,7 +62,7 @@ func Open(dir string, opts Options) (*Service, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("indexfile: open: %w", err)
 	}
-	s := &Service{dir: dir, opts: opts, log: opts.Logger, full: make(chan *File, 4)}
+	s := &Service{dir: dir, opts: opts, log: opts.Logger, full: make(chan *File, 4), warm: make(chan warmJob, 4)}
 	if err := s.load(); err != nil {
 		for _, f := range s.files {
 			err = errors.Join(err, f.Close())
@@ -68,6 +70,7 @@ func Open(dir string, opts Options) (*Service, error) {
 		return nil, err
 	}
 	s.wg.Go(s.flushLoop)
+	s.wg.Go(s.warmLoop)
 	return s, nil
 }
 
@@ -219,7 +222,59 @@ func (s *Service) putKeysLocked(topic, keys, uniqKey string, phyOffset, storeTim
 			return err
 		}
 	}
+	if f != nil {
+		s.warmAheadLocked(f)
+	}
 	return nil
+}
+
+// warmChunk is how far ahead of Put the pages of the newest file are
+// faulted in, and in what steps.
+const warmChunk = 1 << 20
+
+// warmJob asks warmLoop to fault in f.b[from:to]; it holds a reference.
+type warmJob struct {
+	f        *File
+	from, to int
+}
+
+// warmAheadLocked asks warmLoop to fault in the pages of f that the next
+// Puts write: first its hash slots, which any Put may hit, and its first
+// entries; then the entries warmChunk ahead of the last one. On fresh
+// memory a page fault costs microseconds, most of them the kernel zeroing
+// the page: this moves them off the dispatching goroutine (RocketMQ warms
+// CommitLog files, not index files). If warmLoop is behind, Put goes on
+// and asks again at the next one.
+func (s *Service) warmAheadLocked(f *File) {
+	next := f.entries + int(f.IndexCount())*EntrySize
+	if next+warmChunk <= f.warmedTo || f.warmedTo >= f.size {
+		return
+	}
+	from, to := f.warmedTo, min(max(f.warmedTo, next)+warmChunk, f.size)
+	if from == 0 {
+		to = min(f.entries+warmChunk, f.size)
+	}
+	if !f.hold() {
+		return
+	}
+	select {
+	case s.warm <- warmJob{f, from &^ (os.Getpagesize() - 1), to}:
+		f.warmedTo = to
+	default:
+		_ = f.release() // not the last reference: f is the newest file
+	}
+}
+
+// warmLoop faults in the pages warmAheadLocked asks for.
+func (s *Service) warmLoop() {
+	for j := range s.warm {
+		if j.f.available.Load() {
+			_ = mappedfile.Populate(j.f.b[j.from:j.to]) // best effort: Put faults them in itself
+		}
+		if err := j.f.release(); err != nil {
+			s.log.Error("closing an index file failed", "file", j.f.Path(), "err", err)
+		}
+	}
 }
 
 // recoverFault turns a memory fault inside Put into ErrFault.
@@ -454,6 +509,7 @@ func (s *Service) shutdown() ([]*File, error) {
 	}
 	s.putMu.Lock() // waits for a Put in progress; later ones see closed
 	close(s.full)
+	close(s.warm)
 	s.putMu.Unlock()
 	s.wg.Wait() // flushLoop has finished the full files
 

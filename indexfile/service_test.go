@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -481,4 +482,56 @@ func TestService_Put_FaultIsAnError(t *testing.T) {
 	require.ErrorIs(t, err, ErrFault)
 	require.ErrorContains(t, err, dir)
 	require.ErrorIs(t, s.Close(), ErrFault, "the flush at Close reads the header too")
+}
+
+// TestService_Put_WarmsAhead: after the first Put, the background warmer
+// faults in the whole hash-slot table and the first entries, pages no Put
+// has touched, and after Puts reach into the warmed entries it goes on
+// ahead of them.
+func TestService_Put_WarmsAhead(t *testing.T) {
+	s := mustOpen(t, t.TempDir(), Options{HashSlots: 1 << 17, MaxIndexes: 1 << 18})
+	mustPut(t, s, "T", "k", "u", 100, t0)
+	f := s.last.Load()
+	waitResident(t, f.b, 0, f.entries+warmChunk)
+
+	// Entries up to 64 KiB short of the warmed end: the next chunk follows.
+	n := (warmChunk - 64<<10) / EntrySize / 2
+	for i := range n {
+		mustPut(t, s, "T", "", fmt.Sprintf("u%d", i), int64(200+i), t0)
+	}
+	waitResident(t, f.b, f.entries+warmChunk, f.entries+2*warmChunk)
+}
+
+// waitResident waits up to 10 s for every page of m[from:to] to be mapped
+// into this process (present in /proc/self/pagemap; a page only in the
+// page cache, say by readahead, is not); m starts at a page boundary.
+func waitResident(t *testing.T, m []byte, from, to int) {
+	t.Helper()
+	pagemap, err := os.Open("/proc/self/pagemap")
+	if err != nil {
+		t.Skipf("no pagemap to check with: %v", err)
+	}
+	defer pagemap.Close()
+	page := os.Getpagesize()
+	b := m[from&^(page-1) : to]
+	first := int64(uintptr(unsafe.Pointer(&b[0]))) / int64(page)
+	entries := make([]byte, 8*((len(b)+page-1)/page))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := pagemap.ReadAt(entries, first*8)
+		require.NoError(t, err)
+		missing := 0
+		for i := 0; i < len(entries); i += 8 {
+			if binary.LittleEndian.Uint64(entries[i:])&(1<<63) == 0 {
+				missing++
+			}
+		}
+		if missing == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d pages still not mapped after 10 s", missing, len(entries)/8)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -300,14 +300,25 @@ func (f *File) Warm() error {
 	if f.buf != nil {
 		_ = unix.Mlock(f.buf) // best effort: the buffer stays in memory
 	}
-	// MADV_POPULATE_WRITE (Linux 5.14+) faults the pages in one call.
-	if err := unix.Madvise(f.data, unix.MADV_POPULATE_WRITE); err == nil {
+	if err := Populate(f.data); err == nil {
 		return nil
 	}
 	for i := 0; i < len(f.data); i += pageSize {
 		f.data[i] = 0 // the file is new: its bytes are zero already
 	}
 	return nil
+}
+
+// Populate faults in, for writing, the pages of a mapping under b, which
+// must start at a page boundary, without changing a byte, so that the
+// writes that follow do not stop for page faults. It uses
+// MADV_POPULATE_WRITE (Linux 5.14+) and returns its error where the kernel
+// lacks it.
+func Populate(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	return unix.Madvise(b, unix.MADV_POPULATE_WRITE)
 }
 
 // Slice is a read-only view of part of a File's mapping. It holds a reference
