@@ -9,9 +9,10 @@ import (
 	"slices"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocketstore/rocketstore/internal/pagemap"
 )
 
 // t0 is a store timestamp (ms) on a whole second.
@@ -503,34 +504,19 @@ func TestService_Put_WarmsAhead(t *testing.T) {
 }
 
 // waitResident waits up to 10 s for every page of m[from:to] to be mapped
-// into this process (present in /proc/self/pagemap; a page only in the
-// page cache, say by readahead, is not); m starts at a page boundary.
+// into this process; m starts at a page boundary.
 func waitResident(t *testing.T, m []byte, from, to int) {
 	t.Helper()
-	pagemap, err := os.Open("/proc/self/pagemap")
-	if err != nil {
-		t.Skipf("no pagemap to check with: %v", err)
-	}
-	defer pagemap.Close()
-	page := os.Getpagesize()
-	b := m[from&^(page-1) : to]
-	first := int64(uintptr(unsafe.Pointer(&b[0]))) / int64(page)
-	entries := make([]byte, 8*((len(b)+page-1)/page))
+	b := m[from&^(os.Getpagesize()-1) : to]
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		_, err := pagemap.ReadAt(entries, first*8)
+		missing, err := pagemap.Missing(b)
 		require.NoError(t, err)
-		missing := 0
-		for i := 0; i < len(entries); i += 8 {
-			if binary.LittleEndian.Uint64(entries[i:])&(1<<63) == 0 {
-				missing++
-			}
-		}
 		if missing == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d pages still not mapped after 10 s", missing, len(entries)/8)
+			t.Fatalf("%d pages still not mapped after 10 s", missing)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
