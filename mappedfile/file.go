@@ -47,6 +47,11 @@ type File struct {
 
 	refs      atomic.Int64 // ReferenceResource: 1 for the owner plus 1 per Slice
 	available atomic.Bool
+
+	// syncDir makes the file's name durable, once: by the first Flush of a
+	// file that Create made (nil when done, or for an opened file).
+	// Guarded by flushMu.
+	syncDir func(dir string) error
 }
 
 // FileName is the name of a file that starts at offset: 20 digits, zero-padded.
@@ -74,6 +79,12 @@ type FileOptions struct {
 
 // Create makes a new file of size bytes at path for offset from, allocates
 // its disk space, and maps it. An existing file at path is an error.
+//
+// Its name becomes durable with its first Flush, which syncs the folder
+// before it reports anything flushed: nothing in the file is durable before
+// that anyway, and a folder sync waits behind all the writeback under way,
+// which would stop a ConsumeQueue's writer at each new file for as long as
+// a large CommitLog flush takes (RocketMQ syncs neither).
 func Create(path string, from int64, size int, opts FileOptions) (*File, error) {
 	fd, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
@@ -84,16 +95,12 @@ func Create(path string, from int64, size int, opts FileOptions) (*File, error) 
 		os.Remove(path)
 		return nil, fmt.Errorf("mappedfile: allocate %d bytes for %s (disk full?): %w", size, path, err)
 	}
-	if err := SyncDir(filepath.Dir(path)); err != nil {
-		fd.Close()
-		os.Remove(path)
-		return nil, err
-	}
 	f, err := mapFile(fd, path, from, size, opts.Mapper)
 	if err != nil {
 		os.Remove(path)
 		return nil, err
 	}
+	f.syncDir = SyncDir
 	if opts.Pool != nil && opts.Pool.BufferSize() >= size {
 		if b := opts.Pool.borrow(); b != nil {
 			clear(b) // a used buffer: keep free bytes zero, as in a new file
@@ -264,7 +271,8 @@ func (f *File) Commit(leastPages int) int {
 
 // Flush makes the committed bytes durable when at least leastPages pages are
 // waiting (any amount when leastPages is 0, and always when the file is full),
-// and returns the flushed position.
+// and returns the flushed position. The first Flush of a file Create made
+// also makes its name durable (syncs its folder).
 func (f *File) Flush(leastPages int) (int, error) {
 	f.flushMu.Lock()
 	defer f.flushMu.Unlock()
@@ -278,6 +286,12 @@ func (f *File) Flush(leastPages int) (int, error) {
 	defer f.release()
 	if err := f.region.Flush(done, end-done); err != nil {
 		return done, fmt.Errorf("mappedfile: flush %s: %w", f.path, err)
+	}
+	if f.syncDir != nil {
+		if err := f.syncDir(filepath.Dir(f.path)); err != nil {
+			return done, err
+		}
+		f.syncDir = nil
 	}
 	f.flushed.Store(int64(end))
 	return end, nil

@@ -173,3 +173,41 @@ func TestFile_Warm(t *testing.T) {
 	require.NoError(t, f.Warm())
 	require.Equal(t, make([]byte, 64*pageSize), f.data, "warming leaves a new file zero")
 }
+
+// TestFile_FirstFlushSyncsTheName: a created file's folder is synced by its
+// first Flush that writes anything, before the flushed position moves, and
+// only then; a failing folder sync fails the flush and is tried again.
+func TestFile_FirstFlushSyncsTheName(t *testing.T) {
+	f := newTestFile(t, 16*pageSize, nil)
+	var synced []string
+	fail := true
+	f.syncDir = func(dir string) error {
+		synced = append(synced, dir)
+		if fail {
+			return os.ErrPermission
+		}
+		return SyncDir(dir)
+	}
+	_, err := f.Flush(0)
+	require.NoError(t, err)
+	require.Empty(t, synced, "nothing to flush: no sync")
+
+	require.True(t, f.Append([]byte("hello")))
+	_, err = f.Flush(0)
+	require.ErrorIs(t, err, os.ErrPermission)
+	require.Zero(t, f.FlushedPosition())
+
+	fail = false
+	n, err := f.Flush(0)
+	require.NoError(t, err)
+	require.Equal(t, 5, n)
+	require.True(t, f.Append([]byte(" world")))
+	_, err = f.Flush(0)
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Dir(f.Path()), filepath.Dir(f.Path())}, synced, "synced twice: the failure, then once")
+
+	g, err := Open(f.Path(), 0, 16*pageSize, FileOptions{})
+	require.NoError(t, err)
+	defer g.Close()
+	require.Nil(t, g.syncDir, "an opened file's name is durable already")
+}
