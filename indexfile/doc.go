@@ -50,4 +50,8 @@
 // Readers never lock out the writer: a Put publishes an entry by storing
 // the slot and then indexCount atomically, after writing the entry, and a
 // Query follows only entries below the indexCount it loaded.
+//
+// A Service faults in the newest file's pages ahead of Put in the
+// background (its hash slots at once, its entries 1 MiB ahead), so the
+// dispatcher does not wait for the kernel to zero fresh pages.
 package indexfile

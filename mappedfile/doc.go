@@ -11,7 +11,8 @@
 // Without a pool buffer, writes go straight into the mapping and committed
 // equals wrote. With a buffer from a TransientStorePool, writes go to the
 // buffer first and Commit copies them into the mapping; readers see only up
-// to committed. Flush makes the mapping durable (msync) up to committed.
+// to committed. Flush makes the mapping durable (msync) up to committed;
+// the first Flush of a created file also makes its name durable.
 //
 // A Queue is a run of Files of one size in one folder, named by their start
 // offsets, that grows at its tail and is trimmed at its head.
