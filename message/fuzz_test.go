@@ -3,6 +3,7 @@ package message
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"net/netip"
 	"reflect"
 	"strings"
@@ -84,6 +85,9 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		again, err := AppendEncode(nil, m)
+		if errors.Is(err, ErrBadProperties) && strings.IndexByte(m.Properties, 0) >= 0 {
+			return // read, as RocketMQ writes them, but never written (see EncodedSize)
+		}
 		if err != nil {
 			t.Fatalf("decoded message does not encode: %v", err)
 		}
