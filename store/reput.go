@@ -48,10 +48,11 @@ func (s *MessageStore) AddArrivalListener(fn ArrivalListener) {
 // dispatches on its own goroutine, while its record is still in this core's
 // cache (read back by the reput goroutine on the other core, every record
 // cost a cache miss or two), and when its own record is the next one it
-// dispatches it from the message, without reading it back. A put that finds the lock taken by another put
-// leaves its record to that one, which looks again after letting go; taken
-// by the reput goroutine, it waits. So one producer reads its message back
-// as soon as PutMessage returns; with several, a moment later.
+// dispatches it from the message, without reading it back. A put that
+// finds the lock taken by another put leaves its record to that one, which
+// looks again after letting go; taken by the reput goroutine or Close, it
+// waits. So one producer reads its message back as soon as PutMessage
+// returns; with several, a moment later.
 type reputState struct {
 	from atomic.Int64 // reputFromOffset: the next CommitLog offset to dispatch
 	wake chan struct{}
