@@ -202,12 +202,15 @@ func (l *Log) AppendBatch(msgs []*message.Message) (AppendResult, error) {
 	if len(msgs) == 0 {
 		return AppendResult{}, nil
 	}
+	var sizesBuf [32]int // on the stack for batches up to 32
+	sizes := sizesBuf[:0]
 	total := 0
 	for _, m := range msgs {
 		size, err := l.prepare(m)
 		if err != nil {
 			return AppendResult{}, err
 		}
+		sizes = append(sizes, size)
 		total += size
 	}
 	l.lock.Lock()
@@ -222,10 +225,9 @@ func (l *Log) AppendBatch(msgs []*message.Message) (AppendResult, error) {
 	now := l.now()
 	at := f.From() + int64(f.WrotePosition())
 	pos := 0
-	for _, m := range msgs {
+	for i, m := range msgs {
 		l.placeLocked(m, at+int64(pos), now)
-		size, _ := message.EncodedSize(m) // checked by prepare
-		pos += message.EncodeCRC(w[pos:], m, size)
+		pos += message.EncodeCRC(w[pos:], m, sizes[i])
 	}
 	f.Advance(pos)
 	f.SetStoreTimestamp(now)

@@ -210,32 +210,19 @@ const posBodyIPv4 = posBornHost + 8 + 8 + 8 + 16
 // and returns where the body starts.
 func encodeHeaderIPv4(b []byte, m *Message) int {
 	h := (*[posBodyIPv4]byte)(b) // constant offsets: one bounds check
-	be.PutUint32(h[posQueueID:], uint32(m.QueueID))
-	be.PutUint32(h[posFlag:], uint32(m.Flag))
-	be.PutUint64(h[posQueueOffset:], uint64(m.QueueOffset))
-	be.PutUint64(h[posPhysicalOffset:], uint64(m.PhysicalOffset))
-	be.PutUint32(h[posSysFlag:], uint32(m.SysFlag&^(FlagBornHostV6|FlagStoreHostV6)))
-	be.PutUint64(h[posBornTimestamp:], uint64(m.BornTimestamp))
+	putFixedFields((*[posBornHost]byte)(h[:]), m, m.SysFlag&^(FlagBornHostV6|FlagStoreHostV6))
 	be.PutUint32(h[posBornHost:], binaryIPv4(m.BornHost.Addr()))
 	be.PutUint32(h[posBornHost+4:], uint32(m.BornHost.Port()))
 	be.PutUint64(h[posBornHost+8:], uint64(m.StoreTimestamp))
 	be.PutUint32(h[posBornHost+16:], binaryIPv4(m.StoreHost.Addr()))
 	be.PutUint32(h[posBornHost+20:], uint32(m.StoreHost.Port()))
-	be.PutUint32(h[posBornHost+24:], uint32(m.ReconsumeTimes))
-	be.PutUint64(h[posBornHost+28:], uint64(m.PreparedTransactionOffset))
-	be.PutUint32(h[posBornHost+36:], uint32(len(m.Body)))
+	putTailFields((*[16]byte)(h[posBornHost+24:]), m)
 	return posBodyIPv4
 }
 
 // encodeHeader is encodeHeaderIPv4 for hosts of either kind: it sets the
 // sysflag's IPv6 bits to match them.
 func encodeHeader(b []byte, m *Message) int {
-	h := (*[posBornHost]byte)(b) // one bounds check for the fixed fields
-	be.PutUint32(h[posQueueID:], uint32(m.QueueID))
-	be.PutUint32(h[posFlag:], uint32(m.Flag))
-	be.PutUint64(h[posQueueOffset:], uint64(m.QueueOffset))
-	be.PutUint64(h[posPhysicalOffset:], uint64(m.PhysicalOffset))
-	be.PutUint64(h[posBornTimestamp:], uint64(m.BornTimestamp))
 	p := posBornHost
 	born := putHost(b[p:], m.BornHost)
 	p += born
@@ -250,10 +237,26 @@ func encodeHeader(b []byte, m *Message) int {
 	if store == 20 {
 		sys |= FlagStoreHostV6
 	}
+	putFixedFields((*[posBornHost]byte)(b), m, sys)
+	putTailFields((*[16]byte)(b[p:]), m)
+	return p + 16
+}
+
+// putFixedFields writes the fields from QUEUEID to BORNTIMESTAMP, at the
+// same offsets in every record, with sys as the SYSFLAG.
+func putFixedFields(h *[posBornHost]byte, m *Message, sys int32) {
+	be.PutUint32(h[posQueueID:], uint32(m.QueueID))
+	be.PutUint32(h[posFlag:], uint32(m.Flag))
+	be.PutUint64(h[posQueueOffset:], uint64(m.QueueOffset))
+	be.PutUint64(h[posPhysicalOffset:], uint64(m.PhysicalOffset))
 	be.PutUint32(h[posSysFlag:], uint32(sys))
-	t := (*[16]byte)(b[p:])
+	be.PutUint64(h[posBornTimestamp:], uint64(m.BornTimestamp))
+}
+
+// putTailFields writes RECONSUMETIMES, PREPAREDTRANSACTIONOFFSET and the
+// body's length, the 16 bytes after STOREHOST.
+func putTailFields(t *[16]byte, m *Message) {
 	be.PutUint32(t[0:], uint32(m.ReconsumeTimes))
 	be.PutUint64(t[4:], uint64(m.PreparedTransactionOffset))
 	be.PutUint32(t[12:], uint32(len(m.Body)))
-	return p + 16
 }
