@@ -314,6 +314,9 @@ func (q *Queue) Put(u Unit, queueOffset int64) error {
 	}
 	encodeUnit(w, u)
 	f.Advance(UnitSize)
+	if f.WrotePosition() == q.fileSize/UnitSize/2*UnitSize {
+		q.files.PrepareNext() // half way: the next file is made and warmed meanwhile
+	}
 	q.maxPhys.Store(u.end())
 	q.max.Store(next + 1)
 	return nil

@@ -67,9 +67,12 @@ func requireUnits(t *testing.T, q *Queue, from, to int64) {
 	}
 }
 
-func fileNames(t *testing.T, dir string) []string {
+// fileNames lists the queue's folder once the next file, if one is being
+// made in the background, is there.
+func fileNames(t *testing.T, q *Queue) []string {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
+	q.files.WaitAllocated()
+	entries, err := os.ReadDir(q.Dir())
 	require.NoError(t, err)
 	var names []string
 	for _, e := range entries {
@@ -113,7 +116,8 @@ func TestQueue_PutRead_AcrossFiles(t *testing.T) {
 	requirePositions(t, q, 0, 35, msg(34).end())
 	require.Equal(t, []string{
 		mappedfile.FileName(0), mappedfile.FileName(200), mappedfile.FileName(400), mappedfile.FileName(600),
-	}, fileNames(t, q.Dir()))
+		mappedfile.FileName(800), // made ahead once the last file was half full
+	}, fileNames(t, q))
 	require.Equal(t, filepath.Join("TopicTest", "3"), filepath.Join(filepath.Base(filepath.Dir(q.Dir())), filepath.Base(q.Dir())))
 
 	for _, tc := range []struct {
@@ -154,6 +158,29 @@ func TestQueue_PutRead_AcrossFiles(t *testing.T) {
 	require.Equal(t, msg(0).Offset, q.MinPhysicOffset())
 	require.Equal(t, "TopicTest", q.Topic())
 	require.Equal(t, int32(3), q.QueueID())
+}
+
+func TestQueue_Put_PreparesNextFile(t *testing.T) {
+	root := t.TempDir()
+	q := openTest(t, root, testUnits)
+	putRange(t, q, 0, 4)
+	require.Equal(t, []string{mappedfile.FileName(0)}, fileNames(t, q), "less than half full: nothing made ahead")
+	putRange(t, q, 4, 5)
+	require.Equal(t, []string{mappedfile.FileName(0), mappedfile.FileName(200)}, fileNames(t, q))
+
+	// A crash leaves the file made ahead on disk; recovery drops it.
+	require.NoError(t, q.Flush(0))
+	crashed := t.TempDir()
+	require.NoError(t, os.CopyFS(crashed, os.DirFS(root)))
+	c := openTest(t, crashed, testUnits)
+	requirePositions(t, c, 0, 5, msg(4).end())
+	require.Equal(t, []string{mappedfile.FileName(0)}, fileNames(t, c))
+	putRange(t, c, 5, 25)
+	requireUnits(t, c, 0, 25)
+
+	putRange(t, q, 5, 25) // rolls into the file made ahead
+	requireUnits(t, q, 0, 25)
+	require.Equal(t, fileNames(t, c), fileNames(t, q))
 }
 
 func TestQueue_Reopen_RecoversPositions(t *testing.T) {
@@ -239,7 +266,7 @@ func TestQueue_Put_FirstFileAtNonZeroIndex(t *testing.T) {
 			q := openTest(t, t.TempDir(), testUnits)
 			putRange(t, q, tc.start, tc.start+12)
 			requirePositions(t, q, tc.start, tc.start+12, msg(tc.start+11).end())
-			require.Equal(t, mappedfile.FileName(tc.wantFile), fileNames(t, q.Dir())[0])
+			require.Equal(t, mappedfile.FileName(tc.wantFile), fileNames(t, q)[0])
 			requireUnits(t, q, tc.start, tc.start+12)
 			if tc.start > 0 {
 				_, err := q.Read(tc.start-1, make([]Unit, 1))
@@ -344,7 +371,7 @@ func TestQueue_ConcurrentWriterReadersCleaner(t *testing.T) {
 	_, err := q.DeleteExpired(msg(total - 200).Offset) // the last run
 	require.NoError(t, err)
 	require.Equal(t, int64(total-200), q.MinOffset())
-	require.LessOrEqual(t, len(fileNames(t, q.Dir())), 6, "the cleaner deleted old files")
+	require.LessOrEqual(t, len(fileNames(t, q)), 6, "the cleaner deleted old files")
 }
 
 func TestQueue_Destroy(t *testing.T) {

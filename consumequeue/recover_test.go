@@ -57,7 +57,7 @@ func TestQueue_Recover_TornTail(t *testing.T) {
 			}
 			q = openTest(t, root, testUnits)
 			requirePositions(t, q, 0, tc.wantMax, msg(tc.wantMax-1).end())
-			require.Len(t, fileNames(t, q.Dir()), tc.wantLen)
+			require.Len(t, fileNames(t, q), tc.wantLen)
 
 			// The rest of the last file reads as zero, so no old unit can
 			// reappear after later appends.

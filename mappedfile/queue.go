@@ -285,14 +285,33 @@ func (q *Queue) takeFile(from int64) (*File, error) {
 	}
 	if f == nil {
 		var err error
-		if f, err = q.newFile(from); err != nil {
+		if f, err = q.newFile(from, q.opts.Warm); err != nil {
 			return nil, err
 		}
 	}
 	if q.opts.Preallocate {
-		q.preallocate(from + int64(q.fileSize))
+		q.preallocate(from+int64(q.fileSize), q.opts.Warm)
 	}
 	return f, nil
+}
+
+// PrepareNext starts making, warmed, the file after the last one in the
+// background, unless one is being made already, so that the writer does
+// not stop for its creation and page faults when it rolls over. A queue
+// without Preallocate calls it when its writer is well into the last file:
+// files of queues that fill slowly are then made only when needed. Only
+// the writer may call it.
+func (q *Queue) PrepareNext() {
+	last := q.Last()
+	if last == nil || q.closed.Load() {
+		return
+	}
+	q.allocMu.Lock()
+	pending := q.next != nil
+	q.allocMu.Unlock()
+	if !pending {
+		q.preallocate(last.from+int64(q.fileSize), true)
+	}
 }
 
 // WaitAllocated blocks until the file being made in the background, if
@@ -306,25 +325,26 @@ func (q *Queue) WaitAllocated() {
 	}
 }
 
-// preallocate starts making the file at from in the background.
-func (q *Queue) preallocate(from int64) {
+// preallocate starts making the file at from in the background, warmed if
+// warm is set.
+func (q *Queue) preallocate(from int64, warm bool) {
 	p := &pendingFile{from: from, done: make(chan struct{})}
 	q.allocMu.Lock()
 	q.next = p
 	q.allocMu.Unlock()
 	q.wg.Go(func() {
 		defer close(p.done)
-		p.f, p.err = q.newFile(from)
+		p.f, p.err = q.newFile(from, warm)
 	})
 }
 
-func (q *Queue) newFile(from int64) (*File, error) {
+func (q *Queue) newFile(from int64, warm bool) (*File, error) {
 	path := filepath.Join(q.dir, FileName(from))
 	f, err := Create(path, from, q.fileSize, FileOptions{Mapper: q.opts.Mapper, Pool: q.opts.Pool})
 	if err != nil {
 		return nil, err
 	}
-	if q.opts.Warm {
+	if warm {
 		if err := f.Warm(); err != nil {
 			return nil, errors.Join(err, f.Destroy())
 		}
@@ -382,9 +402,34 @@ func (q *Queue) Flush(leastPages int) (int64, error) {
 }
 
 // Truncate drops everything at and after offset: later files are deleted,
-// and the file holding offset is cut there, its tail zeroed. Only the writer
-// may call it.
+// and the file holding offset is cut there, its tail zeroed. A file being
+// made in the background that no longer follows the last one is deleted
+// too, so no gap is left on disk. Only the writer may call it.
 func (q *Queue) Truncate(offset int64) error {
+	err := q.truncate(offset)
+	return errors.Join(err, q.dropStalePending())
+}
+
+// dropStalePending deletes the file being made in the background unless it
+// follows the last file.
+func (q *Queue) dropStalePending() error {
+	last := q.Last()
+	q.allocMu.Lock()
+	p := q.next
+	if p == nil || last != nil && p.from == last.from+int64(q.fileSize) {
+		q.allocMu.Unlock()
+		return nil
+	}
+	q.next = nil
+	q.allocMu.Unlock()
+	<-p.done
+	if p.err != nil {
+		return nil
+	}
+	return p.f.Destroy()
+}
+
+func (q *Queue) truncate(offset int64) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var err error

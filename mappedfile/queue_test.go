@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocketstore/rocketstore/internal/pagemap"
 )
 
 const qfs = 4 * pageSize // small file size for queue tests
@@ -136,6 +138,38 @@ func TestQueue_PreallocateNextFile(t *testing.T) {
 	require.Equal(t, []string{FileName(0), FileName(qfs), FileName(2 * qfs)}, dirNames(t, dir))
 	require.NoError(t, q.Close())
 	require.Equal(t, []string{FileName(0), FileName(qfs)}, dirNames(t, dir), "Close deletes the unused file")
+}
+
+func TestQueue_PrepareNext(t *testing.T) {
+	dir := t.TempDir()
+	q, err := OpenQueue(dir, qfs, QueueOptions{})
+	require.NoError(t, err)
+	q.PrepareNext() // no file yet: nothing to follow
+	require.Empty(t, dirNames(t, dir))
+
+	fill(t, q, 10, 1)
+	require.Equal(t, []string{FileName(0)}, dirNames(t, dir), "without Preallocate no file is made ahead")
+	q.PrepareNext()
+	q.PrepareNext() // one is being made: no second
+	q.WaitAllocated()
+	require.Equal(t, []string{FileName(0), FileName(qfs)}, dirNames(t, dir))
+	next := q.next.f
+	missing, err := pagemap.Missing(next.data)
+	require.NoError(t, err)
+	require.Zero(t, missing, "the prepared file is warmed")
+
+	fill(t, q, qfs, 2) // rolls into the prepared file
+	require.Same(t, next, q.Last())
+	require.Nil(t, q.next, "without Preallocate taking it starts no other")
+
+	q.PrepareNext()
+	q.WaitAllocated()
+	require.NoError(t, q.Truncate(qfs/2)) // the file being prepared no longer follows the last
+	fill(t, q, qfs, 3)
+	require.Equal(t, []string{FileName(0), FileName(qfs)}, dirNames(t, dir), "the unused prepared file is deleted")
+	for i, f := range q.Files() {
+		require.Equal(t, int64(i*qfs), f.From())
+	}
 }
 
 func TestQueue_TruncateDeletesLaterFiles(t *testing.T) {
