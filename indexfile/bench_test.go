@@ -3,9 +3,11 @@ package indexfile
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 )
 
 // benchKeys returns n distinct message keys shaped like UNIQ_KEYs.
@@ -125,4 +127,64 @@ func BenchmarkQuery_WhilePutting(b *testing.B) {
 	stop.Store(true)
 	wg.Wait()
 	b.ReportMetric(float64(puts.Load())/float64(b.N), "puts/query")
+}
+
+// distinctKeys makes the UNIQ_KEY and KEYS of message i, different for
+// every message as in a real store (so the hash slots they hit are spread
+// over the whole 20 MB table), into buf.
+func distinctKeys(buf []byte, i int64) (uniq, keys string) {
+	b := strconv.AppendInt(append(buf[:0], "7F00000100017B2C"...), i*7919, 16)
+	n := len(b)
+	b = strconv.AppendInt(append(b, "order-"...), i, 10)
+	s := unsafe.String(unsafe.SliceData(b), len(b))
+	return s[:n], s[n:]
+}
+
+// BenchmarkPut_DistinctKeys indexes a UNIQ_KEY and a key per message, new
+// ones each time, one message per Put.
+func BenchmarkPut_DistinctKeys(b *testing.B) {
+	s, err := Open(b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	buf := make([]byte, 64)
+	b.SetBytes(2 * EntrySize)
+	b.ReportAllocs()
+	var i int64
+	for b.Loop() {
+		i++
+		uniq, keys := distinctKeys(buf, i)
+		if err := s.Put("TopicTest", keys, uniq, i*200, t0+i/1000, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPutBatch indexes the messages of BenchmarkPut_DistinctKeys 32
+// at a time, as dispatch does with a run of records.
+func BenchmarkPutBatch(b *testing.B) {
+	s, err := Open(b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	const batch = 32
+	bufs := make([]byte, batch*64)
+	msgs := make([]Message, batch)
+	b.SetBytes(2 * EntrySize)
+	b.ReportAllocs()
+	var i int64
+	for b.Loop() {
+		k := int(i % batch)
+		i++
+		m := &msgs[k]
+		m.Topic, m.PhyOffset, m.StoreTimestamp = "TopicTest", i*200, t0+i/1000
+		m.UniqKey, m.Keys = distinctKeys(bufs[k*64:(k+1)*64], i)
+		if k == batch-1 {
+			if err := s.PutBatch(msgs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }

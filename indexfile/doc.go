@@ -54,4 +54,9 @@
 // A Service faults in the newest file's pages ahead of Put in the
 // background (its hash slots at once, its entries 1 MiB ahead), so the
 // dispatcher does not wait for the kernel to zero fresh pages.
+//
+// PutBatch indexes a run of messages to the same bytes as one Put each,
+// but reads the hash slots of up to 64 keys before writing any of their
+// entries: the slot table is 20 MB, so most slot reads miss the cache, and
+// one by one each waits alone behind the barrier of the entry before it.
 package indexfile

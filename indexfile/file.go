@@ -292,6 +292,19 @@ func (f *File) put(hash int32, phyOffset, storeTimestamp int64) error {
 	return nil
 }
 
+// touchSlots reads the hash slots of hashes, so that they are in the cache
+// when put writes them, and returns their XOR (for the caller to keep, so
+// the reads stay).
+func (f *File) touchSlots(hashes []int32) uint32 {
+	var x uint32
+	for _, h := range hashes {
+		if h >= 0 {
+			x ^= uint32(f.load32(HeaderSize + int(h)%f.slots*SlotSize))
+		}
+	}
+	return x
+}
+
 // Select appends to dst, newest first, the CommitLog offsets of the entries
 // with the given index hash whose store time is in [begin, end], until dst
 // holds maxNum offsets (IndexFile.selectPhyOffset). Only hashes are

@@ -38,6 +38,8 @@ type Service struct {
 	// kept by DropAfter. Put skips offsets below it even if the newest file
 	// is an empty one whose header a crash lost (endPhyOffset 0).
 	floor int64
+	// touched keeps the slot reads of PutBatch from being optimized away.
+	touched uint32
 
 	mu    sync.RWMutex // guards files; a Query holds it for reading throughout
 	files []*File      // oldest first
@@ -200,6 +202,117 @@ func (s *Service) Put(topic, keys, uniqKey string, phyOffset, storeTimestamp int
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // once for all the keys
 	defer s.recoverFault(&err)
 	return s.putKeysLocked(topic, keys, uniqKey, phyOffset, storeTimestamp)
+}
+
+// Message is one message to index with PutBatch: the arguments of Put.
+type Message struct {
+	Topic          string
+	Keys           string // the KEYS property: keys separated by spaces
+	UniqKey        string // the UNIQ_KEY property
+	PhyOffset      int64
+	StoreTimestamp int64
+	SysFlag        int32
+}
+
+// batchKeys is how many keys PutBatch reads the hash slots of before it
+// writes their entries.
+const batchKeys = 64
+
+// PutBatch indexes msgs in order, to the same bytes as Put called for each.
+// It reads the hash slots of up to batchKeys keys before writing any of
+// their entries: a slot read is likely a cache miss (the slot table is
+// 20 MB), and each entry's write ends in a barrier that would make the
+// next read wait alone. It locks and arms the fault guard once.
+func (s *Service) PutBatch(msgs []Message) (err error) {
+	s.putMu.Lock()
+	defer s.putMu.Unlock()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer s.recoverFault(&err)
+	return s.putBatchLocked(msgs)
+}
+
+// keyBatch holds the keys PutBatch has hashed but not yet put.
+type keyBatch struct {
+	n    int
+	hash [batchKeys]int32
+	msg  [batchKeys]int32 // the index in msgs of the message of each key
+}
+
+// putBatchLocked is PutBatch under putMu, with memory faults armed.
+func (s *Service) putBatchLocked(msgs []Message) (err error) {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	f := s.last.Load()
+	var b keyBatch
+	// Put skips a message below the newest file's endPhyOffset: the offset
+	// of the last message put, so here that of the last message batched.
+	known, end := f != nil, int64(0)
+	if known {
+		end = f.EndPhyOffset()
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		if m.SysFlag&message.TxMask == message.TxRollback || (m.UniqKey == "" && m.Keys == "") ||
+			known && m.PhyOffset < max(s.floor, end) {
+			continue
+		}
+		th := topicHash(m.Topic)
+		keys := 0
+		if m.UniqKey != "" {
+			if f, err = s.batchKeyLocked(f, &b, keyHashFrom(th, m.UniqKey), i, msgs); err != nil {
+				return err
+			}
+			keys++
+		}
+		for key := range message.Keys(m.Keys) {
+			if f, err = s.batchKeyLocked(f, &b, keyHashFrom(th, key), i, msgs); err != nil {
+				return err
+			}
+			keys++
+		}
+		if keys > 0 {
+			known, end = true, m.PhyOffset
+		}
+	}
+	if f, err = s.putBatchedLocked(f, &b, msgs); err != nil {
+		return err
+	}
+	if f != nil {
+		s.warmAheadLocked(f)
+	}
+	return nil
+}
+
+// batchKeyLocked adds the key hash h of msgs[i] to b, putting the batch
+// first when it is full.
+func (s *Service) batchKeyLocked(f *File, b *keyBatch, h int32, i int, msgs []Message) (*File, error) {
+	if b.n == batchKeys {
+		var err error
+		if f, err = s.putBatchedLocked(f, b, msgs); err != nil {
+			return f, err
+		}
+	}
+	b.hash[b.n], b.msg[b.n] = h, int32(i)
+	b.n++
+	return f, nil
+}
+
+// putBatchedLocked reads the slots of the keys in b, then puts them in
+// order and empties b.
+func (s *Service) putBatchedLocked(f *File, b *keyBatch, msgs []Message) (*File, error) {
+	if f != nil {
+		s.touched ^= f.touchSlots(b.hash[:b.n])
+	}
+	for k := range b.n {
+		m := &msgs[b.msg[k]]
+		var err error
+		if f, err = s.putLocked(f, b.hash[k], m.PhyOffset, m.StoreTimestamp); err != nil {
+			return f, err
+		}
+	}
+	b.n = 0
+	return f, nil
 }
 
 // putKeysLocked is Put under putMu, with memory faults armed.
