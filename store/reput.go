@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/consumequeue"
+	"github.com/rocketstore/rocketstore/indexfile"
 	"github.com/rocketstore/rocketstore/message"
 )
 
@@ -68,6 +69,12 @@ type reputState struct {
 	failedAt  int64               // offset of a record that failed to dispatch, logged once
 	lastQueue *consumequeue.Queue // the queue of the last record
 	stopped   bool                // set by Close: the files are closing
+	// index holds the index entries of dispatched records not yet put
+	// (their strings alias the records, all in one CommitLog file, or the
+	// put's message): they are put together (indexfile.PutBatch) before the
+	// reput offset passes them.
+	index [indexBatch]indexfile.Message
+	nidx  int
 
 	mu       sync.Mutex    // guards advanced
 	advanced chan struct{} // closed and replaced when from moves while waiters > 0
@@ -85,6 +92,7 @@ const (
 	reputIdle       = 10 * time.Millisecond
 
 	reputPublishEvery = 64
+	indexBatch        = 32 // records whose index entries are put together
 )
 
 // wakeReput wakes a parked reput goroutine; while it polls, it costs
@@ -235,6 +243,10 @@ func (s *MessageStore) dispatchReadable(own *ownRecord) bool {
 		}
 		done = own.end
 		if done >= limit {
+			if err := s.putIndex(); err != nil {
+				s.dispatchFailed(from, err)
+				return false
+			}
 			return s.publishReput(from, done)
 		}
 	}
@@ -246,11 +258,31 @@ func (s *MessageStore) dispatchReadable(own *ownRecord) bool {
 	// index writes before it to reach memory.
 	stopped := false // before the readable end: a limit or a failure
 	var rec recordInfo
+	// indexFrom is the offset of the first record whose index entries wait
+	// in reput.index (done when none wait); where dispatch resumes if
+	// putting them fails.
+	indexFrom := from
+	if s.reput.nidx == 0 {
+		indexFrom = done
+	}
+	fileSize := int64(s.cl.FileSize())
 	for it.Next() {
 		r, off := it.Record(), it.RecordOffset()
 		if off+int64(len(r)) > limit {
 			stopped = true
 			break
+		}
+		if s.reput.nidx > 0 && off/fileSize != indexFrom/fileSize {
+			// The entries waiting alias a file the iterator lets go of.
+			if err := s.putIndex(); err != nil {
+				done = indexFrom
+				s.dispatchFailed(indexFrom, err)
+				stopped = true
+				break
+			}
+		}
+		if s.reput.nidx == 0 {
+			indexFrom = off
 		}
 		rec.fill(r, off)
 		if err := s.dispatch(&rec); err != nil {
@@ -259,9 +291,23 @@ func (s *MessageStore) dispatchReadable(own *ownRecord) bool {
 			break
 		}
 		done = it.Offset()
-		if n++; n%reputPublishEvery == 0 {
-			s.reput.from.Store(done)
+		n++
+		if publish := n%reputPublishEvery == 0; publish || s.reput.nidx == indexBatch {
+			if err := s.putIndex(); err != nil {
+				done = indexFrom
+				s.dispatchFailed(indexFrom, err)
+				stopped = true
+				break
+			}
+			if publish {
+				s.reput.from.Store(done)
+			}
 		}
+	}
+	if err := s.putIndex(); err != nil {
+		done = min(done, indexFrom)
+		s.dispatchFailed(indexFrom, err)
+		stopped = true
 	}
 	if err := it.Err(); err != nil {
 		s.dispatchFailed(it.Offset(), err)
@@ -344,8 +390,11 @@ func (rec *recordInfo) fill(r message.Record, off int64) {
 	rec.props.lookup(bytesString(r.Properties()))
 }
 
-// dispatch builds the ConsumeQueue unit and index entries of one record
-// (CommitLogDispatcherBuildConsumeQueue, CommitLogDispatcherBuildIndex).
+// dispatch builds the ConsumeQueue unit of one record and adds its index
+// entries to reput.index, for putIndex (CommitLogDispatcherBuildConsumeQueue,
+// CommitLogDispatcherBuildIndex). The caller holds dispatching, and calls
+// putIndex before reput.index is full and before the reput offset passes
+// the record.
 func (s *MessageStore) dispatch(rec *recordInfo) error {
 	if ts := rec.storeTimestamp; s.lastDispatchedTime.Load() != ts {
 		s.lastDispatchedTime.Store(ts)
@@ -372,10 +421,26 @@ func (s *MessageStore) dispatch(rec *recordInfo) error {
 		s.notify(Arrival{Topic: q.Topic(), QueueID: q.QueueID(), QueueOffset: rec.queueOffset,
 			TagsCode: code, StoreTimestamp: rec.storeTimestamp})
 	}
-	if s.index != nil {
-		if err := s.index.Put(rec.topic, props.vals[propKeys], props.vals[propUniqKey], rec.offset, rec.storeTimestamp, rec.sysFlag); err != nil {
-			return fmt.Errorf("store: index record at %d: %w", rec.offset, err)
+	if s.index != nil && (props.has(propKeys) || props.has(propUniqKey)) {
+		s.reput.index[s.reput.nidx] = indexfile.Message{
+			Topic: rec.topic, Keys: props.vals[propKeys], UniqKey: props.vals[propUniqKey],
+			PhyOffset: rec.offset, StoreTimestamp: rec.storeTimestamp, SysFlag: rec.sysFlag,
 		}
+		s.reput.nidx++
+	}
+	return nil
+}
+
+// putIndex puts the index entries waiting in reput.index. The caller holds
+// dispatching.
+func (s *MessageStore) putIndex() error {
+	n := s.reput.nidx
+	if n == 0 {
+		return nil
+	}
+	s.reput.nidx = 0
+	if err := s.index.PutBatch(s.reput.index[:n]); err != nil {
+		return fmt.Errorf("store: index records from %d: %w", s.reput.index[0].PhyOffset, err)
 	}
 	return nil
 }

@@ -425,3 +425,41 @@ func TestStore_CommitLogGetsTheStoreOptions(t *testing.T) {
 	last := s.CommitLog().Files()[len(s.CommitLog().Files())-1]
 	require.True(t, last.HasPoolBuffer(), "TransientStorePool reaches the CommitLog")
 }
+
+func TestStore_IndexFailure_DispatchStopsThenRecovers(t *testing.T) {
+	dir := t.TempDir()
+	opts := smallOptions()
+	s, err := Open(dir, opts)
+	require.NoError(t, err)
+	const before, total = 5, 80 // more than an index batch fails
+	for i := range before {
+		mustPut(t, s, msg("TopicI", 0, fmt.Sprint(i), "", fmt.Sprintf("key%d", i)))
+	}
+	waitDispatched(t, s)
+	at := s.DispatchedOffset()
+	require.NoError(t, s.index.Close()) // from here on the index refuses every entry
+	for i := before; i < total; i++ {
+		mustPut(t, s, msg("TopicI", 0, fmt.Sprint(i), "", fmt.Sprintf("key%d", i)))
+	}
+	require.False(t, s.WaitDispatched(100*time.Millisecond))
+	require.Equal(t, at, s.DispatchedOffset(), "dispatch stays at the first record it could not index")
+	require.Error(t, s.Close())
+
+	s = openTestStore(t, dir, opts)
+	waitDispatched(t, s)
+	var got []string
+	for off := int64(0); off < total; {
+		r := s.GetMessage("g", "TopicI", 0, off, 32, nil)
+		require.Equal(t, Found, r.Status)
+		off = r.NextBeginOffset
+		got = append(got, bodies(t, r)...)
+	}
+	require.Len(t, got, total, "each message once")
+	for i := range total {
+		require.Equal(t, fmt.Sprint(i), got[i])
+		q, err := s.QueryMessage("TopicI", fmt.Sprintf("key%d", i), 10, 0, 1<<62)
+		require.NoError(t, err)
+		require.Len(t, q.Messages, 1, "key%d is indexed once", i)
+		q.Release()
+	}
+}
