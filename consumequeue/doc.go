@@ -7,11 +7,12 @@
 // offset in the queue (unit index × 20) as 20 zero-padded digits, so the
 // default file of 300,000 units starting at unit 300,000 is
 // 00000000000006000000. The bytes are Apache RocketMQ's bytes. A file is
-// made when the first unit needs it; once a queue's last file is half
-// full, the next is made and its pages faulted in the background, so a
-// busy queue does not stop at the roll-over (and on a VM with shadow
-// paging, each first write to a cold page costs microseconds). A crash
-// may leave that file behind, all zeros; recovery deletes it.
+// made when the first unit needs it; once a sixteenth of a queue's last
+// file is written, the pages of the rest of it are faulted in and the next
+// file is made and faulted in, in the background, so a busy queue stops
+// neither for page faults (on a VM, each first write to a cold page costs
+// microseconds) nor at the roll-over. A crash may leave that next file
+// behind, all zeros; recovery deletes it.
 //
 // Unit layout (20 bytes, big endian):
 //

@@ -103,6 +103,10 @@ type Queue struct {
 
 	// cur is the file Put appends to; only the writer uses it.
 	cur *mappedfile.File
+	// prepareAt is the write position in a file at which Put has the rest
+	// of the file and the next one made ready in the background: a
+	// sixteenth of the file, so that queues that fill slowly cost nothing.
+	prepareAt int
 
 	// mu serializes changes to min and to the set of files other than
 	// appends: the first Put of an empty queue, CorrectMinOffset,
@@ -128,11 +132,12 @@ func Open(root, topic string, queueID int32, opts Options) (*Queue, error) {
 	}
 	dir := filepath.Join(root, topic, strconv.Itoa(int(queueID)))
 	q := &Queue{
-		topic:    topic,
-		queueID:  queueID,
-		dir:      dir,
-		fileSize: opts.FileUnits * UnitSize,
-		log:      opts.Logger.With("topic", topic, "queueId", queueID),
+		topic:     topic,
+		queueID:   queueID,
+		dir:       dir,
+		fileSize:  opts.FileUnits * UnitSize,
+		prepareAt: max(opts.FileUnits/16, 1) * UnitSize,
+		log:       opts.Logger.With("topic", topic, "queueId", queueID),
 	}
 	files, err := mappedfile.OpenQueue(dir, q.fileSize, mappedfile.QueueOptions{Mapper: opts.Mapper, Logger: q.log})
 	if err != nil {
@@ -314,8 +319,8 @@ func (q *Queue) Put(u Unit, queueOffset int64) error {
 	}
 	encodeUnit(w, u)
 	f.Advance(UnitSize)
-	if f.WrotePosition() == q.fileSize/UnitSize/2*UnitSize {
-		q.files.PrepareNext() // half way: the next file is made and warmed meanwhile
+	if f.WrotePosition() == q.prepareAt {
+		q.files.PrepareNext() // busy: the rest of this file and the next are faulted in meanwhile
 	}
 	q.maxPhys.Store(u.end())
 	q.max.Store(next + 1)

@@ -161,25 +161,26 @@ func TestQueue_PutRead_AcrossFiles(t *testing.T) {
 }
 
 func TestQueue_Put_PreparesNextFile(t *testing.T) {
+	const units = 64 // a sixteenth: 4 units
 	root := t.TempDir()
-	q := openTest(t, root, testUnits)
-	putRange(t, q, 0, 4)
-	require.Equal(t, []string{mappedfile.FileName(0)}, fileNames(t, q), "less than half full: nothing made ahead")
-	putRange(t, q, 4, 5)
-	require.Equal(t, []string{mappedfile.FileName(0), mappedfile.FileName(200)}, fileNames(t, q))
+	q := openTest(t, root, units)
+	putRange(t, q, 0, 3)
+	require.Equal(t, []string{mappedfile.FileName(0)}, fileNames(t, q), "a queue that fills slowly: nothing made ahead")
+	putRange(t, q, 3, 4)
+	require.Equal(t, []string{mappedfile.FileName(0), mappedfile.FileName(units * UnitSize)}, fileNames(t, q))
 
 	// A crash leaves the file made ahead on disk; recovery drops it.
 	require.NoError(t, q.Flush(0))
 	crashed := t.TempDir()
 	require.NoError(t, os.CopyFS(crashed, os.DirFS(root)))
-	c := openTest(t, crashed, testUnits)
-	requirePositions(t, c, 0, 5, msg(4).end())
+	c := openTest(t, crashed, units)
+	requirePositions(t, c, 0, 4, msg(3).end())
 	require.Equal(t, []string{mappedfile.FileName(0)}, fileNames(t, c))
-	putRange(t, c, 5, 25)
-	requireUnits(t, c, 0, 25)
+	putRange(t, c, 4, 150)
+	requireUnits(t, c, 0, 150)
 
-	putRange(t, q, 5, 25) // rolls into the file made ahead
-	requireUnits(t, q, 0, 25)
+	putRange(t, q, 4, 150) // rolls into the file made ahead
+	requireUnits(t, q, 0, 150)
 	require.Equal(t, fileNames(t, c), fileNames(t, q))
 }
 

@@ -323,6 +323,17 @@ func (f *File) Warm() error {
 	return nil
 }
 
+// warmFrom faults in, for writing, the pages of the mapping from the one
+// holding pos to the end, unless the file is closed or has a pool buffer
+// (writes go there first). It reports whether it did.
+func (f *File) warmFrom(pos int) bool {
+	if f.buf != nil || !f.hold() {
+		return false
+	}
+	defer f.release()
+	return Populate(f.data[pos&^(pageSize-1):]) == nil
+}
+
 // Populate faults in, for writing, the pages of a mapping under b, which
 // must start at a page boundary, without changing a byte, so that the
 // writes that follow do not stop for page faults. It uses

@@ -295,12 +295,13 @@ func (q *Queue) takeFile(from int64) (*File, error) {
 	return f, nil
 }
 
-// PrepareNext starts making, warmed, the file after the last one in the
-// background, unless one is being made already, so that the writer does
-// not stop for its creation and page faults when it rolls over. A queue
-// without Preallocate calls it when its writer is well into the last file:
-// files of queues that fill slowly are then made only when needed. Only
-// the writer may call it.
+// PrepareNext faults in the rest of the last file and then makes, warmed,
+// the file after it, in the background, unless a file is being made
+// already: the writer then stops neither for page faults nor for the
+// roll-over. A queue without Preallocate calls it once its writer is some
+// way into the last file, so that the files of queues that fill slowly
+// are neither warmed nor made before they are needed. Only the writer may
+// call it.
 func (q *Queue) PrepareNext() {
 	last := q.Last()
 	if last == nil || q.closed.Load() {
@@ -310,7 +311,7 @@ func (q *Queue) PrepareNext() {
 	pending := q.next != nil
 	q.allocMu.Unlock()
 	if !pending {
-		q.preallocate(last.from+int64(q.fileSize), true)
+		q.preallocateAfter(last, last.from+int64(q.fileSize), true)
 	}
 }
 
@@ -327,13 +328,20 @@ func (q *Queue) WaitAllocated() {
 
 // preallocate starts making the file at from in the background, warmed if
 // warm is set.
-func (q *Queue) preallocate(from int64, warm bool) {
+func (q *Queue) preallocate(from int64, warm bool) { q.preallocateAfter(nil, from, warm) }
+
+// preallocateAfter is preallocate that first faults in the unwritten rest
+// of last, if not nil.
+func (q *Queue) preallocateAfter(last *File, from int64, warm bool) {
 	p := &pendingFile{from: from, done: make(chan struct{})}
 	q.allocMu.Lock()
 	q.next = p
 	q.allocMu.Unlock()
 	q.wg.Go(func() {
 		defer close(p.done)
+		if last != nil {
+			last.warmFrom(last.WrotePosition()) // best effort: the writer faults in what this does not
+		}
 		p.f, p.err = q.newFile(from, warm)
 	})
 }

@@ -149,12 +149,19 @@ func TestQueue_PrepareNext(t *testing.T) {
 
 	fill(t, q, 10, 1)
 	require.Equal(t, []string{FileName(0)}, dirNames(t, dir), "without Preallocate no file is made ahead")
+	first := q.Last()
+	missing, err := pagemap.Missing(first.data)
+	require.NoError(t, err)
+	require.Equal(t, qfs/pageSize-1, missing, "only the page written is mapped")
 	q.PrepareNext()
 	q.PrepareNext() // one is being made: no second
 	q.WaitAllocated()
 	require.Equal(t, []string{FileName(0), FileName(qfs)}, dirNames(t, dir))
+	missing, err = pagemap.Missing(first.data)
+	require.NoError(t, err)
+	require.Zero(t, missing, "the rest of the last file is warmed")
 	next := q.next.f
-	missing, err := pagemap.Missing(next.data)
+	missing, err = pagemap.Missing(next.data)
 	require.NoError(t, err)
 	require.Zero(t, missing, "the prepared file is warmed")
 
