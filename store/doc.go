@@ -6,7 +6,9 @@
 // dispatches its own record before it returns (after its flush, under
 // SYNC_FLUSH), so it is readable through GetMessage at once; a goroutine
 // dispatches what puts could not: records recovered at start-up, and those
-// a TransientStorePool commits later.
+// a TransientStorePool commits later. A dispatch that finds several records
+// indexes their keys together (indexfile.PutBatch), which is quicker than
+// one by one.
 //
 // On disk, under the store's root:
 //
