@@ -439,10 +439,13 @@ func (s *MessageStore) putIndex() error {
 		return nil
 	}
 	s.reput.nidx = 0
-	if err := s.index.PutBatch(s.reput.index[:n]); err != nil {
-		return fmt.Errorf("store: index records from %d: %w", s.reput.index[0].PhyOffset, err)
+	batch := s.reput.index[:n]
+	err := s.index.PutBatch(batch)
+	if err != nil {
+		err = fmt.Errorf("store: index records from %d: %w", batch[0].PhyOffset, err)
 	}
-	return nil
+	clear(batch) // holds no put's message past its put
+	return err
 }
 
 func (s *MessageStore) notify(a Arrival) {
