@@ -193,7 +193,7 @@ func (s *Service) DropAfter(indexMsgTimestamp int64) error {
 // does not allocate unless it starts a file. Calls are serialized: in a
 // store the dispatcher is the one caller.
 func (s *Service) Put(topic, keys, uniqKey string, phyOffset, storeTimestamp int64, sysFlag int32) (err error) {
-	if sysFlag&message.TxMask == message.TxRollback || (uniqKey == "" && keys == "") {
+	if !indexes(sysFlag, keys, uniqKey) {
 		return nil
 	}
 	// Two returns: the defers stay open-coded (no defer records).
@@ -228,6 +228,12 @@ func (s *Service) PutBatch(msgs []Message) (err error) {
 	defer s.putMu.Unlock()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer s.recoverFault(&err)
+	if len(msgs) == 1 { // nothing to read ahead of: Put's way is quicker
+		if m := &msgs[0]; indexes(m.SysFlag, m.Keys, m.UniqKey) {
+			return s.putKeysLocked(m.Topic, m.Keys, m.UniqKey, m.PhyOffset, m.StoreTimestamp)
+		}
+		return nil
+	}
 	return s.putBatchLocked(msgs)
 }
 
@@ -253,8 +259,7 @@ func (s *Service) putBatchLocked(msgs []Message) (err error) {
 	}
 	for i := range msgs {
 		m := &msgs[i]
-		if m.SysFlag&message.TxMask == message.TxRollback || (m.UniqKey == "" && m.Keys == "") ||
-			known && m.PhyOffset < max(s.floor, end) {
+		if !indexes(m.SysFlag, m.Keys, m.UniqKey) || known && m.PhyOffset < max(s.floor, end) {
 			continue
 		}
 		th := topicHash(m.Topic)
@@ -313,6 +318,12 @@ func (s *Service) putBatchedLocked(f *File, b *keyBatch, msgs []Message) (*File,
 	}
 	b.n = 0
 	return f, nil
+}
+
+// indexes reports whether a message has keys to index and is not a
+// rolled-back transaction.
+func indexes(sysFlag int32, keys, uniqKey string) bool {
+	return sysFlag&message.TxMask != message.TxRollback && (uniqKey != "" || keys != "")
 }
 
 // putKeysLocked is Put under putMu, with memory faults armed.
