@@ -103,10 +103,12 @@ type Queue struct {
 
 	// cur is the file Put appends to; only the writer uses it.
 	cur *mappedfile.File
-	// prepareAt is the write position in a file at which Put has the rest
-	// of the file and the next one made ready in the background: a
+	// prepareAt is the write position in a file from which Put has the
+	// rest of the file and the next one made ready in the background: a
 	// sixteenth of the file, so that queues that fill slowly cost nothing.
-	prepareAt int
+	// preparedFor is the last file it did that for.
+	prepareAt   int
+	preparedFor *mappedfile.File
 
 	// mu serializes changes to min and to the set of files other than
 	// appends: the first Put of an empty queue, CorrectMinOffset,
@@ -319,7 +321,8 @@ func (q *Queue) Put(u Unit, queueOffset int64) error {
 	}
 	encodeUnit(w, u)
 	f.Advance(UnitSize)
-	if f.WrotePosition() == q.prepareAt {
+	if f != q.preparedFor && f.WrotePosition() >= q.prepareAt {
+		q.preparedFor = f
 		q.files.PrepareNext() // busy: the rest of this file and the next are faulted in meanwhile
 	}
 	q.maxPhys.Store(u.end())

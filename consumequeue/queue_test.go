@@ -184,6 +184,13 @@ func TestQueue_Put_PreparesNextFile(t *testing.T) {
 	require.Equal(t, fileNames(t, c), fileNames(t, q))
 }
 
+func TestQueue_Put_PreparesNextFile_QueueStartingLate(t *testing.T) {
+	const units = 64
+	q := openTest(t, t.TempDir(), units)
+	putRange(t, q, 10, 11) // placeholders take the file past its sixteenth at once
+	require.Equal(t, []string{mappedfile.FileName(0), mappedfile.FileName(units * UnitSize)}, fileNames(t, q))
+}
+
 func TestQueue_Reopen_RecoversPositions(t *testing.T) {
 	for _, n := range []int64{0, 1, 9, 10, 11, 20, 35, 60} { // 60: 6 full files, scan starts at the 4th
 		t.Run("", func(t *testing.T) {
