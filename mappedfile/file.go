@@ -325,13 +325,14 @@ func (f *File) Warm() error {
 
 // warmFrom faults in, for writing, the pages of the mapping from the one
 // holding pos to the end, unless the file is closed or has a pool buffer
-// (writes go there first). It reports whether it did.
-func (f *File) warmFrom(pos int) bool {
+// (writes go there first). Best effort: a page it misses faults when
+// written.
+func (f *File) warmFrom(pos int) {
 	if f.buf != nil || !f.hold() {
-		return false
+		return
 	}
 	defer f.release()
-	return Populate(f.data[pos&^(pageSize-1):]) == nil
+	_ = Populate(f.data[pos&^(pageSize-1):])
 }
 
 // Populate faults in, for writing, the pages of a mapping under b, which

@@ -290,7 +290,7 @@ func (q *Queue) takeFile(from int64) (*File, error) {
 		}
 	}
 	if q.opts.Preallocate {
-		q.preallocate(from+int64(q.fileSize), q.opts.Warm)
+		q.preallocate(nil, from+int64(q.fileSize), q.opts.Warm)
 	}
 	return f, nil
 }
@@ -311,7 +311,7 @@ func (q *Queue) PrepareNext() {
 	pending := q.next != nil
 	q.allocMu.Unlock()
 	if !pending {
-		q.preallocateAfter(last, last.from+int64(q.fileSize), true)
+		q.preallocate(last, last.from+int64(q.fileSize), true)
 	}
 }
 
@@ -327,12 +327,8 @@ func (q *Queue) WaitAllocated() {
 }
 
 // preallocate starts making the file at from in the background, warmed if
-// warm is set.
-func (q *Queue) preallocate(from int64, warm bool) { q.preallocateAfter(nil, from, warm) }
-
-// preallocateAfter is preallocate that first faults in the unwritten rest
-// of last, if not nil.
-func (q *Queue) preallocateAfter(last *File, from int64, warm bool) {
+// warm is set, after faulting in the unwritten rest of last if not nil.
+func (q *Queue) preallocate(last *File, from int64, warm bool) {
 	p := &pendingFile{from: from, done: make(chan struct{})}
 	q.allocMu.Lock()
 	q.next = p
@@ -340,7 +336,7 @@ func (q *Queue) preallocateAfter(last *File, from int64, warm bool) {
 	q.wg.Go(func() {
 		defer close(p.done)
 		if last != nil {
-			last.warmFrom(last.WrotePosition()) // best effort: the writer faults in what this does not
+			last.warmFrom(last.WrotePosition())
 		}
 		p.f, p.err = q.newFile(from, warm)
 	})

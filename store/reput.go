@@ -265,6 +265,17 @@ func (s *MessageStore) dispatchReadable(own *ownRecord) bool {
 	if s.reput.nidx == 0 {
 		indexFrom = done
 	}
+	// putIndex puts the waiting entries; if that fails, dispatch stops
+	// before the first record they belong to.
+	putIndex := func() bool {
+		if err := s.putIndex(); err != nil {
+			done = min(done, indexFrom)
+			s.dispatchFailed(indexFrom, err)
+			stopped = true
+			return false
+		}
+		return true
+	}
 	fileSize := int64(s.cl.FileSize())
 	for it.Next() {
 		r, off := it.Record(), it.RecordOffset()
@@ -272,14 +283,9 @@ func (s *MessageStore) dispatchReadable(own *ownRecord) bool {
 			stopped = true
 			break
 		}
-		if s.reput.nidx > 0 && off/fileSize != indexFrom/fileSize {
-			// The entries waiting alias a file the iterator lets go of.
-			if err := s.putIndex(); err != nil {
-				done = indexFrom
-				s.dispatchFailed(indexFrom, err)
-				stopped = true
-				break
-			}
+		// Entries waiting alias a file the iterator is about to let go of.
+		if s.reput.nidx > 0 && off/fileSize != indexFrom/fileSize && !putIndex() {
+			break
 		}
 		if s.reput.nidx == 0 {
 			indexFrom = off
@@ -293,10 +299,7 @@ func (s *MessageStore) dispatchReadable(own *ownRecord) bool {
 		done = it.Offset()
 		n++
 		if publish := n%reputPublishEvery == 0; publish || s.reput.nidx == indexBatch {
-			if err := s.putIndex(); err != nil {
-				done = indexFrom
-				s.dispatchFailed(indexFrom, err)
-				stopped = true
+			if !putIndex() {
 				break
 			}
 			if publish {
@@ -304,11 +307,7 @@ func (s *MessageStore) dispatchReadable(own *ownRecord) bool {
 			}
 		}
 	}
-	if err := s.putIndex(); err != nil {
-		done = min(done, indexFrom)
-		s.dispatchFailed(indexFrom, err)
-		stopped = true
-	}
+	putIndex()
 	if err := it.Err(); err != nil {
 		s.dispatchFailed(it.Offset(), err)
 	} else if !stopped {
