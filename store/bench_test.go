@@ -26,9 +26,7 @@ type benchProducer struct {
 	ids   *message.UniqIDGenerator
 	n     int
 
-	prepared string // the properties of the messages prepare made, one after another
-	ends     []int  // where each prepared message's properties end in prepared
-	start    int    // where the next prepared message's properties start
+	prepared []string // the properties of the messages prepare made, next first
 }
 
 func newBenchProducer(body int, queueID int32) *benchProducer {
@@ -47,19 +45,18 @@ func newBenchProducer(body int, queueID int32) *benchProducer {
 
 // prepare makes the properties of the next n messages.
 func (p *benchProducer) prepare(n int) {
-	b := make([]byte, 0, n*128)
-	p.ends, p.start = make([]int, n), 0
-	for i := range p.ends {
+	b := make([]byte, 0, n*128) // one buffer for all (a string made before a growth keeps the old one)
+	p.prepared = make([]string, n)
+	for i := range p.prepared {
+		start := len(b)
 		b = p.appendProps(b)
-		p.ends[i] = len(b)
+		p.prepared[i] = unsafe.String(&b[start], len(b)-start)
 	}
-	p.prepared = unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 func (p *benchProducer) next() *message.Message {
-	if len(p.ends) > 0 {
-		p.m.Properties = p.prepared[p.start:p.ends[0]]
-		p.start, p.ends = p.ends[0], p.ends[1:]
+	if len(p.prepared) > 0 {
+		p.m.Properties, p.prepared = p.prepared[0], p.prepared[1:]
 		return &p.m
 	}
 	p.props = p.appendProps(p.props[:0])
@@ -117,7 +114,7 @@ func BenchmarkPutMessage(b *testing.B) {
 			var wg sync.WaitGroup
 			for _, p := range producers {
 				wg.Go(func() {
-					for range len(p.ends) {
+					for range len(p.prepared) {
 						if _, err := s.PutMessage(p.next()); err != nil {
 							b.Error(err)
 							return
