@@ -40,7 +40,7 @@ func TestMatch(t *testing.T) {
 		{"c = 2.5", true},
 		{"big > 2147483647", false}, // an Integer literal: Integer.valueOf("3000000000") throws
 		{"big > 2147483648", true},  // a Long literal: Long.valueOf
-		{"big > 1", false},         // Integer.valueOf("3000000000") throws
+		{"big > 1", false},          // Integer.valueOf("3000000000") throws
 		{"neg < 0", true},
 		{"neg = -7", true},
 		{"a BETWEEN 0 AND 2", true},
@@ -68,7 +68,7 @@ func TestMatch(t *testing.T) {
 		{"a = 1 AND b = 'x'", false},
 		{"a = 2 OR b = 'hello'", true},
 		{"a = 2 OR b = 'x'", false},
-		{"missing = 1 OR a = 1", true},  // NULL OR TRUE
+		{"missing = 1 OR a = 1", true},   // NULL OR TRUE
 		{"missing = 1 AND a = 2", false}, // NULL AND FALSE
 		{"missing = 1 OR a = 2", false},  // NULL
 		{"(a = 1 OR a = 2) AND (b = 'hello')", true},
@@ -93,8 +93,8 @@ func TestMatch(t *testing.T) {
 		{"a = 1 AND b = 'hello' AND c > 2.0", true},
 		{"and1 = 1 OR a = 1", true},
 		{"a = 1 garbage", true}, // trailing tokens are not read, as in RocketMQ
-		{"a = 01", false},        // "a = 0", then "1" ignored
-		{"a = 1e", true},         // "a = 1", then the name "e"
+		{"a = 01", false},       // "a = 0", then "1" ignored
+		{"a = 1e", true},        // "a = 1", then the name "e"
 		{"a = 1 -- no line end", true},
 		{"a=1", true},
 		{"a = 1L", true},

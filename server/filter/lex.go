@@ -26,12 +26,12 @@ const (
 	tFloat
 	tString
 	tID
-	tEq    // =
-	tNe    // <>
-	tGt    // >
-	tGe    // >=
-	tLt    // <
-	tLe    // <=
+	tEq // =
+	tNe // <>
+	tGt // >
+	tGe // >=
+	tLt // <
+	tLe // <=
 	tLParen
 	tRParen
 	tComma
