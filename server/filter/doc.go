@@ -19,7 +19,7 @@
 //
 // Keywords are case-insensitive; names are [A-Za-z_$][A-Za-z0-9_$]* and
 // name message properties (TAGS, KEYS and user properties alike); strings
-// are single-quoted with ” for a quote. "--" comments run to a line end,
+// are single-quoted, a quote inside doubled. "--" comments run to a line end,
 // and /* */ comments may appear anywhere.
 //
 // # Semantics (RocketMQ's, kept on purpose)
