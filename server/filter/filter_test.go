@@ -229,3 +229,24 @@ func TestParseJavaNumbers(t *testing.T) {
 		}
 	}
 }
+
+func TestCache(t *testing.T) {
+	c := NewCache(2)
+	e1, err := c.Compile("a = 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e2, _ := c.Compile("a = 1"); e2 != e1 {
+		t.Fatal("second Compile did not come from the cache")
+	}
+	if _, err := c.Compile("a ="); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("bad expression: %v", err)
+	}
+	if _, err := c.Compile("a ="); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("cached bad expression: %v", err)
+	}
+	c.Compile("b = 1")
+	if n := len(c.entries); n > 2 {
+		t.Fatalf("%d entries in a cache of 2", n)
+	}
+}
