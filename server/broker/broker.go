@@ -14,6 +14,7 @@ import (
 
 	"github.com/rocketstore/rocketstore/server/broker/clients"
 	"github.com/rocketstore/rocketstore/server/broker/meta"
+	"github.com/rocketstore/rocketstore/server/filter"
 	"github.com/rocketstore/rocketstore/server/namesrv"
 	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
@@ -24,14 +25,16 @@ type Broker struct {
 	opts Options
 	log  *slog.Logger
 
-	store   *store.MessageStore
-	topics  *meta.Topics
-	offsets *meta.Offsets
-	groups  *meta.SubscriptionGroups
-	clients *clients.Manager
-	hold    *holdService
-	locks   *queueLocks
-	tx      *txState
+	store       *store.MessageStore
+	topics      *meta.Topics
+	offsets     *meta.Offsets
+	groups      *meta.SubscriptionGroups
+	clients     *clients.Manager
+	hold        *holdService
+	locks       *queueLocks
+	tx          *txState
+	filters     *filter.Cache // compiled SQL92 expressions of pulls; see filterCache
+	filtersOnce sync.Once
 
 	srv      *remoting.Server
 	ln, vip  net.Listener

@@ -51,6 +51,10 @@ type Options struct {
 	// TransactionTimeout is how old a half message must be before it is
 	// checked back; 0 means 6 s (transactionTimeOut).
 	TransactionTimeout time.Duration
+	// DisablePropertyFilter refuses SQL92 subscriptions
+	// (enablePropertyFilter=false). Property filters are on by default
+	// here; RocketMQ's enablePropertyFilter defaults to false.
+	DisablePropertyFilter bool
 	// Logger receives the broker's logs; nil discards.
 	Logger *slog.Logger
 }
