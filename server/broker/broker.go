@@ -35,6 +35,7 @@ type Broker struct {
 	tx          *txState
 	filters     *filter.Cache // compiled SQL92 expressions of pulls; see filterCache
 	filtersOnce sync.Once
+	requesters  requesters // connections of requests awaiting replies; see reply.go
 
 	srv      *remoting.Server
 	ln, vip  net.Listener

@@ -159,4 +159,7 @@ func (b *Broker) processCheckClientConfig(_ context.Context, req *remoting.Reque
 // lite pull.
 func (b *Broker) registerSemantics() {
 	b.srv.RegisterFunc(remoting.CheckClientConfig, b.processCheckClientConfig)
+	b.srv.RegisterFunc(remoting.SendReplyMessage, b.processSendReply)
+	b.srv.RegisterFunc(remoting.SendReplyMessageV2, b.processSendReply)
+	b.srv.OnClose(b.requesters.closed)
 }
