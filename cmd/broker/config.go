@@ -110,6 +110,8 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.TransactionCheckInterval = time.Duration(num(k, v)) * time.Millisecond
 		case "transactionTimeOut":
 			o.TransactionTimeout = time.Duration(num(k, v)) * time.Millisecond
+		case "litePullMessageEnable":
+			o.DisableLitePullMessage = !boolean(k, v)
 		case "enablePropertyFilter":
 			o.DisablePropertyFilter = !boolean(k, v)
 		case "messageIndexEnable":

@@ -162,4 +162,5 @@ func (b *Broker) registerSemantics() {
 	b.srv.RegisterFunc(remoting.SendReplyMessage, b.processSendReply)
 	b.srv.RegisterFunc(remoting.SendReplyMessageV2, b.processSendReply)
 	b.srv.OnClose(b.requesters.closed)
+	b.srv.RegisterFunc(remoting.LitePullMessage, b.processLitePull)
 }

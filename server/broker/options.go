@@ -51,6 +51,9 @@ type Options struct {
 	// TransactionTimeout is how old a half message must be before it is
 	// checked back; 0 means 6 s (transactionTimeOut).
 	TransactionTimeout time.Duration
+	// DisableLitePullMessage refuses LITE_PULL_MESSAGE with NO_PERMISSION
+	// (litePullMessageEnable=false).
+	DisableLitePullMessage bool
 	// TransactionCheckMax is how often a half message is checked back
 	// before it is given up into TRANS_CHECK_MAX_TIME_TOPIC; 0 means 15
 	// (transactionCheckMax).
