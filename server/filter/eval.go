@@ -300,15 +300,27 @@ func evalLogic(n *node, c *ctx) (value, bool) {
 	return boolValue(!stop), true
 }
 
+// operands evaluates a binary node's operands, the usual property and
+// constant without the recursion.
+func operands(n *node, c *ctx) (l, r value, ok bool) {
+	if n.l.op == opProp {
+		l = c.prop(n.l)
+	} else if l, ok = eval(n.l, c); !ok {
+		return l, r, false
+	}
+	if n.r.op == opConst {
+		r = n.r.v
+	} else if r, ok = eval(n.r, c); !ok {
+		return l, r, false
+	}
+	return l, r, true
+}
+
 // evalEq is doCreateEqual's evaluation.
 func evalEq(n *node, c *ctx) (value, bool) {
-	l, ok := eval(n.l, c)
+	l, r, ok := operands(n, c)
 	if !ok {
-		return l, false
-	}
-	r, ok := eval(n.r, c)
-	if !ok {
-		return r, false
+		return nullValue, false
 	}
 	switch {
 	case l.k == kNull && r.k == kNull:
@@ -328,13 +340,12 @@ func evalEq(n *node, c *ctx) (value, bool) {
 // evalCmp is ComparisonExpression.evaluate for >, >=, < and <=: two
 // strings are compared as doubles.
 func evalCmp(n *node, c *ctx) (value, bool) {
-	l, ok := eval(n.l, c)
-	if !ok || l.k == kNull {
-		return l, ok
+	l, r, ok := operands(n, c)
+	if !ok {
+		return nullValue, false
 	}
-	r, ok := eval(n.r, c)
-	if !ok || r.k == kNull {
-		return r, ok
+	if l.k == kNull || r.k == kNull {
+		return nullValue, true
 	}
 	var d int
 	if l.k == kString && r.k == kString {
