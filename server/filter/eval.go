@@ -194,8 +194,90 @@ func (e *Expression) Match(props []byte) bool {
 		names = names[:ctxSlots]
 	}
 	c.found = message.LookupProperties(props, names, c.vals[:])
+	return evalBool(e.root, &c) == triTrue
+}
+
+// matchGeneric is Match through eval alone; the fuzz test holds the two
+// to the same answers.
+func (e *Expression) matchGeneric(props []byte) bool {
+	var c ctx
+	c.props = props
+	names := e.names
+	if len(names) > ctxSlots {
+		names = names[:ctxSlots]
+	}
+	c.found = message.LookupProperties(props, names, c.vals[:])
 	v, ok := eval(e.root, &c)
 	return ok && v.k == kBool && v.b
+}
+
+// tri is a boolean node's result: Java's Boolean.FALSE, Boolean.TRUE,
+// null, or an exception.
+type tri int8
+
+const (
+	triFalse tri = iota
+	triTrue
+	triNull
+	triErr
+)
+
+func toTri(v value, ok bool) tri {
+	switch {
+	case !ok:
+		return triErr
+	case v.k == kNull:
+		return triNull
+	case v.k == kBool && v.b:
+		return triTrue
+	case v.k == kBool:
+		return triFalse
+	}
+	return triErr // a non-Boolean where a Boolean is cast: ClassCastException
+}
+
+// evalBool computes a boolean node as eval would, without carrying values
+// through the logic operators.
+func evalBool(n *node, c *ctx) tri {
+	switch n.op {
+	case opAnd, opOr:
+		stop := triFalse // the value that decides: TRUE for OR, FALSE for AND
+		if n.op == opOr {
+			stop = triTrue
+		}
+		l := evalBool(n.l, c)
+		if l == triErr || l == stop {
+			return l
+		}
+		r := evalBool(n.r, c)
+		if r == triErr || r == stop {
+			return r
+		}
+		if l == triNull || r == triNull {
+			return triNull
+		}
+		return 1 - stop
+	case opNot:
+		switch x := evalBool(n.l, c); x {
+		case triTrue:
+			return triFalse
+		case triFalse:
+			return triTrue
+		default:
+			return x
+		}
+	case opEq:
+		return evalEq(n, c)
+	case opCmp:
+		return evalCmp(n, c)
+	case opIn:
+		x := c.prop(n.l)
+		if x.k == kNull {
+			return triNull
+		}
+		return triOf(n.contains(x.s) != n.not)
+	}
+	return toTri(eval(n, c))
 }
 
 // eval computes n; ok is false when RocketMQ's evaluation throws, which
@@ -230,9 +312,9 @@ func eval(n *node, c *ctx) (value, bool) {
 	case opAnd, opOr:
 		return evalLogic(n, c)
 	case opEq:
-		return evalEq(n, c)
+		return fromTri(evalEq(n, c))
 	case opCmp:
-		return evalCmp(n, c)
+		return fromTri(evalCmp(n, c))
 	case opIn:
 		x := c.prop(n.l)
 		if x.k == kNull {
@@ -317,56 +399,76 @@ func operands(n *node, c *ctx) (l, r value, ok bool) {
 }
 
 // evalEq is doCreateEqual's evaluation.
-func evalEq(n *node, c *ctx) (value, bool) {
+func evalEq(n *node, c *ctx) tri {
 	l, r, ok := operands(n, c)
 	if !ok {
-		return nullValue, false
+		return triErr
 	}
 	switch {
 	case l.k == kNull && r.k == kNull:
-		return trueValue, true
+		return triTrue
 	case l.k == kNull:
-		return nullValue, true
+		return triNull
 	case r.k == kNull:
-		return falseValue, true
+		return triFalse
 	}
 	d, ok := compare(l, r)
 	if !ok {
-		return nullValue, false
+		return triErr
 	}
-	return boolValue(d == 0), true
+	return triOf(d == 0)
 }
 
 // evalCmp is ComparisonExpression.evaluate for >, >=, < and <=: two
 // strings are compared as doubles.
-func evalCmp(n *node, c *ctx) (value, bool) {
+func evalCmp(n *node, c *ctx) tri {
 	l, r, ok := operands(n, c)
 	if !ok {
-		return nullValue, false
+		return triErr
 	}
 	if l.k == kNull || r.k == kNull {
-		return nullValue, true
+		return triNull
 	}
 	var d int
 	if l.k == kString && r.k == kString {
 		lf, ok1 := parseJavaDouble(l.s)
 		rf, ok2 := parseJavaDouble(r.s)
 		if !ok1 || !ok2 {
-			return nullValue, false
+			return triErr
 		}
 		d = compareDouble(lf, rf)
 	} else if d, ok = compare(l, r); !ok {
-		return nullValue, false
+		return triErr
 	}
 	switch n.cmp {
 	case tGt:
-		return boolValue(d > 0), true
+		return triOf(d > 0)
 	case tGe:
-		return boolValue(d >= 0), true
+		return triOf(d >= 0)
 	case tLt:
-		return boolValue(d < 0), true
+		return triOf(d < 0)
 	}
-	return boolValue(d <= 0), true
+	return triOf(d <= 0)
+}
+
+func triOf(b bool) tri {
+	if b {
+		return triTrue
+	}
+	return triFalse
+}
+
+// fromTri is a boolean node's result as a value, for eval.
+func fromTri(t tri) (value, bool) {
+	switch t {
+	case triTrue:
+		return trueValue, true
+	case triFalse:
+		return falseValue, true
+	case triNull:
+		return nullValue, true
+	}
+	return nullValue, false
 }
 
 // negate is UnaryExpression.createNegate's evaluation: numbers negated in

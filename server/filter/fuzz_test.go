@@ -22,6 +22,9 @@ func FuzzCompile(f *testing.F) {
 			return
 		}
 		got := e.Match(props) // must not panic
+		if generic := e.matchGeneric(props); generic != got {
+			t.Fatalf("Match %v, through eval alone %v", got, generic)
+		}
 		if again := e.Match(props); again != got {
 			t.Fatal("Match is not deterministic")
 		}
