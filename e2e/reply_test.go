@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocketstore/rocketstore/message"
 	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
 )
@@ -80,6 +82,13 @@ func TestE2E_RequestReply(t *testing.T) {
 		require.NotEmpty(t, reply.GetProperty(primitive.PropertyCorrelationID))
 	}
 
+	// A reply of more than 4 KiB: the client marks it compressed but
+	// sends it as is (a client bug the broker corrects).
+	big := strings.Repeat("b", 6000)
+	reply, err := requester.Request(context.Background(), 5*time.Second, primitive.NewMessage(topic, []byte(big)))
+	require.NoError(t, err)
+	require.Equal(t, "re:"+big, string(reply.Body))
+
 	got := make(chan string, 1)
 	start := time.Now()
 	require.NoError(t, requester.RequestAsync(context.Background(), time.Second, func(_ context.Context, m *primitive.Message, err error) {
@@ -100,9 +109,21 @@ func TestE2E_RequestReply(t *testing.T) {
 		t.Errorf("replying to %v: %v", k, v)
 		return true
 	})
-	// The replies are stored too (storeReplyMessageEnable).
+	// The replies are stored too (storeReplyMessageEnable), the large one
+	// not flagged compressed, as its body is not.
 	replyTopic := "DefaultCluster_REPLY_TOPIC"
-	require.Eventually(t, func() bool { return s.b.Store().GetMaxOffsetInQueue(replyTopic, 0) == 5 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return s.b.Store().GetMaxOffsetInQueue(replyTopic, 0) == 6 }, 5*time.Second, 10*time.Millisecond)
+	recs := readQueue(t, s, replyTopic)
+	require.Len(t, recs, 6)
+	var large message.Record
+	for _, r := range recs {
+		if len(r.Body()) > 4096 {
+			large = r
+		}
+	}
+	require.NotNil(t, large)
+	require.Equal(t, "re:"+big, string(large.Body()))
+	require.Zero(t, large.SysFlag()&message.FlagCompressed)
 }
 
 // TestE2E_ReplyWithoutRequester: a reply nobody waits for is refused with

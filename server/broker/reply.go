@@ -146,6 +146,12 @@ func (b *Broker) processSendReply(ctx context.Context, req *remoting.Request) *r
 	if qid >= int32(max(cfg.WriteQueueNums, cfg.ReadQueueNums)) {
 		return withRegion(errResponse(remoting.SystemError, "request queueId[%d] is illegal, %s Producer: %s", qid, topic, req.Conn.RemoteAddr()))
 	}
+	if sysFlag&message.FlagCompressed != 0 && !looksZlib(req.Body) {
+		// The Go client flags a reply of 4 KiB or more compressed but
+		// sends its body as is: stored or pushed with the flag, it would
+		// not inflate.
+		sysFlag &^= message.FlagCompressed
+	}
 	props := h.str("properties")
 	m := message.Message{
 		Topic:          topic,
@@ -236,4 +242,10 @@ func (b *Broker) pushReply(ctx context.Context, h *header, m *message.Message) e
 // hostString is ip:port as Java's getHostAddress writes it.
 func hostString(a netip.AddrPort) string {
 	return a.Addr().Unmap().String() + ":" + strconv.Itoa(int(a.Port()))
+}
+
+// looksZlib reports whether b starts with a zlib header (RFC 1950: method
+// deflate, and the header check bits).
+func looksZlib(b []byte) bool {
+	return len(b) >= 2 && b[0]&0x0f == 8 && b[0]>>4 <= 7 && (uint16(b[0])<<8|uint16(b[1]))%31 == 0
 }
