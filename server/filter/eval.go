@@ -267,8 +267,19 @@ func evalBool(n *node, c *ctx) tri {
 			return x
 		}
 	case opEq:
+		if n.l.op == opProp && n.r.op == opConst && n.r.v.k == kString {
+			// property = 'string', the usual shape, without compare.
+			x := c.prop(n.l)
+			if x.k == kNull {
+				return triNull
+			}
+			return triOf(bytes.Equal(x.s, n.r.v.s))
+		}
 		return evalEq(n, c)
 	case opCmp:
+		if n.l.op == opProp && n.r.op == opConst {
+			return propCmp(n, c)
+		}
 		return evalCmp(n, c)
 	case opIn:
 		x := c.prop(n.l)
@@ -439,6 +450,40 @@ func evalCmp(n *node, c *ctx) tri {
 		d = compareDouble(lf, rf)
 	} else if d, ok = compare(l, r); !ok {
 		return triErr
+	}
+	switch n.cmp {
+	case tGt:
+		return triOf(d > 0)
+	case tGe:
+		return triOf(d >= 0)
+	case tLt:
+		return triOf(d < 0)
+	}
+	return triOf(d <= 0)
+}
+
+// propCmp is evalCmp for a property against a number, the usual shape.
+func propCmp(n *node, c *ctx) tri {
+	x, r := c.prop(n.l), n.r.v
+	if x.k == kNull || r.k == kNull {
+		return triNull
+	}
+	var d int
+	switch r.k {
+	case kInt, kLong:
+		v, ok := parseJavaInt(x.s, r.k == kInt)
+		if !ok {
+			return triErr
+		}
+		d = compareInt(v, r.i)
+	case kDouble:
+		f, ok := parseJavaDouble(x.s)
+		if !ok {
+			return triErr
+		}
+		d = compareDouble(f, r.f)
+	default:
+		return evalCmp(n, c)
 	}
 	switch n.cmp {
 	case tGt:
