@@ -117,6 +117,9 @@ func TestMatch(t *testing.T) {
 			if got := e.Match(msg); got != tc.want {
 				t.Fatalf("Match = %v, want %v", got, tc.want)
 			}
+			if got := e.matchGeneric(msg); got != tc.want {
+				t.Fatalf("through eval alone: %v, want %v", got, tc.want)
+			}
 		})
 	}
 }
