@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/message"
-	"github.com/rocketstore/rocketstore/server/namesrv"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -129,7 +128,7 @@ func (b *Broker) processSendReply(ctx context.Context, req *remoting.Request) *r
 	}
 	if topic == b.replyTopic() {
 		if _, ok := b.topics.Get(topic); !ok {
-			if _, err := b.topics.CreateInSendMessageBack(topic, 1, namesrv.PermRead|namesrv.PermWrite, 0); err != nil {
+			if _, err := b.topics.CreateInSendMessageBack(topic, 1, permReadWrite, 0); err != nil {
 				return errResponse(remoting.SystemError, "creating the reply topic %s failed: %v", topic, err)
 			}
 			b.triggerRegister()

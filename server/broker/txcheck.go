@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/message"
-	"github.com/rocketstore/rocketstore/server/namesrv"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -28,6 +27,10 @@ import (
 // The progress then moves past it. A copy carries the queue offset of the
 // original half in TRAN_PREPARED_QUEUE_OFFSET, so an END_TRANSACTION for
 // either ends both.
+
+// permReadWrite is PermName.PERM_READ | PERM_WRITE, the permission of the
+// system topics made here.
+const permReadWrite = 4 | 2
 
 // Names of the check's system group and discard topic (TopicValidator,
 // MixAll).
@@ -147,7 +150,7 @@ func (b *Broker) checkHalf(off int64, half *message.Message) bool {
 // (resolveDiscardMsg).
 func (b *Broker) discardHalf(off int64, half *message.Message) bool {
 	if _, ok := b.topics.Get(topicTransCheckMaxTime); !ok {
-		if _, err := b.topics.CreateInSendMessageBack(topicTransCheckMaxTime, 1, namesrv.PermRead|namesrv.PermWrite, 0); err != nil {
+		if _, err := b.topics.CreateInSendMessageBack(topicTransCheckMaxTime, 1, permReadWrite, 0); err != nil {
 			b.log.Warn("creating the discard topic failed", "topic", topicTransCheckMaxTime, "err", err)
 			return false
 		}
