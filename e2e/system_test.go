@@ -113,3 +113,10 @@ func (s *system) waitRoute(topic string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// restartWith changes the broker's options and restarts it.
+func (s *system) restartWith(change func(*broker.Options)) {
+	s.t.Helper()
+	change(&s.opts)
+	s.restartBroker()
+}

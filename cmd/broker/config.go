@@ -104,6 +104,16 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.Store.TransientStorePool = boolean(k, v)
 		case "messageDelayLevel":
 			o.Store.MessageDelayLevel = v
+		case "transactionCheckMax":
+			o.TransactionCheckMax = int(num(k, v))
+		case "transactionCheckInterval":
+			o.TransactionCheckInterval = time.Duration(num(k, v)) * time.Millisecond
+		case "transactionTimeOut":
+			o.TransactionTimeout = time.Duration(num(k, v)) * time.Millisecond
+		case "litePullMessageEnable":
+			o.DisableLitePullMessage = !boolean(k, v)
+		case "enablePropertyFilter":
+			o.DisablePropertyFilter = !boolean(k, v)
 		case "messageIndexEnable":
 			o.Store.DisableIndex = !boolean(k, v)
 		default:

@@ -96,4 +96,5 @@ func (b *Broker) registerProcessors() {
 	s.RegisterFunc(remoting.LockBatchMQ, b.processLockBatch)
 	s.RegisterFunc(remoting.UnlockBatchMQ, b.processLockBatch)
 	b.clients.Register(s)
+	b.registerSemantics()
 }

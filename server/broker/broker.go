@@ -14,6 +14,7 @@ import (
 
 	"github.com/rocketstore/rocketstore/server/broker/clients"
 	"github.com/rocketstore/rocketstore/server/broker/meta"
+	"github.com/rocketstore/rocketstore/server/filter"
 	"github.com/rocketstore/rocketstore/server/namesrv"
 	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
@@ -25,14 +26,17 @@ type Broker struct {
 	opts Options
 	log  *slog.Logger
 
-	store   *store.MessageStore
-	topics  *meta.Topics
-	offsets *meta.Offsets
-	groups  *meta.SubscriptionGroups
-	clients *clients.Manager
-	hold    *holdService
-	locks   *queueLocks
-	tx      *txState
+	store       *store.MessageStore
+	topics      *meta.Topics
+	offsets     *meta.Offsets
+	groups      *meta.SubscriptionGroups
+	clients     *clients.Manager
+	hold        *holdService
+	locks       *queueLocks
+	tx          *txState
+	filters     *filter.Cache // compiled SQL92 expressions of pulls; see filterCache
+	filtersOnce sync.Once
+	requesters  requesters // connections of requests awaiting replies; see reply.go
 
 	srv      *remoting.Server
 	ln, vip  net.Listener

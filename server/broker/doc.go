@@ -11,4 +11,10 @@
 // passes (long polling), and keeps consumer offsets, topic configs and
 // subscription groups under {store}/config. Client bookkeeping (heartbeats,
 // consumer groups) is in package clients; the config files in package meta.
+//
+// Beyond that: SQL92 property filters on pull (filter.go, with package
+// server/filter) and CHECK_CLIENT_CONFIG; LITE_PULL_MESSAGE (litepull.go);
+// request-reply, SEND_REPLY_MESSAGE(_V2) pushed to the requester with
+// PUSH_REPLY_MESSAGE_TO_CLIENT (reply.go); transactions with check-back whose
+// check counts live in the half messages (tx.go, txcheck.go).
 package broker

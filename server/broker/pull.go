@@ -144,11 +144,7 @@ func (b *Broker) pull(p *pullRequest, allowSuspend bool) *remoting.Command {
 // consumers send none, from the group's heartbeat.
 func (b *Broker) pullFilter(p *pullRequest) *remoting.Command {
 	if p.sysFlag&pullSubscription != 0 {
-		if p.expressionType != "" && p.expressionType != "TAG" {
-			return errResponse(remoting.SubscriptionParseFailed, "expression type %s is not supported; use TAG", p.expressionType)
-		}
-		p.filter = tagFilter(p.subscription)
-		return nil
+		return b.requestFilter(p)
 	}
 	g, ok := b.clients.Group(p.group)
 	if !ok {
@@ -163,6 +159,9 @@ func (b *Broker) pullFilter(p *pullRequest) *remoting.Command {
 	}
 	if sub.SubVersion < p.subVersion {
 		return errResponse(remoting.SubscriptionNotLatest, "the consumer's subscription not latest")
+	}
+	if !isTagType(sub.ExpressionType) {
+		return b.subscriptionFilterSQL(p, sub)
 	}
 	if !sub.MatchesAll() {
 		p.filter = subscriptionFilter{sub}

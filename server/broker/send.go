@@ -74,6 +74,7 @@ func (b *Broker) processSend(_ context.Context, req *remoting.Request) *remoting
 	m := base
 	m.Body = req.Body
 	m.Properties = b.withBrokerProperties(h.str("properties"))
+	b.noteRequester(m.Properties, req.Conn)
 	if isPrepared(m.SysFlag, m.Properties) {
 		toHalf(&m)
 	}
