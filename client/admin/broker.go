@@ -9,13 +9,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
 // CreateTopic creates or updates a topic on a broker
 // (UPDATE_AND_CREATE_TOPIC), with CreateTopicRequestHeader's fields.
-func (c *Client) CreateTopic(ctx context.Context, addr string, cfg namesrv.TopicConfig) error {
+func (c *Client) CreateTopic(ctx context.Context, addr string, cfg protocol.TopicConfig) error {
 	if cfg.TopicFilterType == "" {
 		cfg.TopicFilterType = "SINGLE_TAG"
 	}

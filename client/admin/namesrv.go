@@ -7,19 +7,19 @@ import (
 	"slices"
 
 	"github.com/rocketstore/rocketstore/internal/fastjson"
-	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
 // TopicRoute asks the name servers for a topic's route
 // (GET_ROUTEINFO_BY_TOPIC). An unknown topic is a ResponseError with code
 // TOPIC_NOT_EXIST.
-func (c *Client) TopicRoute(ctx context.Context, topic string) (*namesrv.TopicRouteData, error) {
+func (c *Client) TopicRoute(ctx context.Context, topic string) (*protocol.TopicRouteData, error) {
 	resp, err := c.namesrv(ctx, remoting.GetRouteInfoByTopic, map[string]string{"topic": topic})
 	if err != nil {
 		return nil, err
 	}
-	r, err := namesrv.DecodeTopicRouteData(resp.Body)
+	r, err := protocol.DecodeTopicRouteData(resp.Body)
 	if err != nil {
 		return nil, fmt.Errorf("route of %s: %w", topic, err)
 	}
@@ -28,12 +28,12 @@ func (c *Client) TopicRoute(ctx context.Context, topic string) (*namesrv.TopicRo
 
 // ClusterInfo asks the name servers for every broker by cluster
 // (GET_BROKER_CLUSTER_INFO).
-func (c *Client) ClusterInfo(ctx context.Context) (*namesrv.ClusterInfo, error) {
+func (c *Client) ClusterInfo(ctx context.Context) (*protocol.ClusterInfo, error) {
 	resp, err := c.namesrv(ctx, remoting.GetBrokerClusterInfo, nil)
 	if err != nil {
 		return nil, err
 	}
-	ci, err := namesrv.DecodeClusterInfo(resp.Body)
+	ci, err := protocol.DecodeClusterInfo(resp.Body)
 	if err != nil {
 		return nil, fmt.Errorf("cluster info: %w", err)
 	}
@@ -47,7 +47,7 @@ func (c *Client) TopicList(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var l namesrv.TopicList
+	var l protocol.TopicList
 	if err := fastjson.Unmarshal(resp.Body, &l); err != nil {
 		return nil, fmt.Errorf("topic list: %w", err)
 	}
@@ -69,10 +69,10 @@ func (c *Client) DeleteTopicInNamesrv(ctx context.Context, topic string) error {
 // MasterAddrs returns the master address of each broker group of a route
 // or cluster info, by broker name (BrokerData.selectBrokerAddr picks the
 // master when there is one, else any slave).
-func MasterAddrs(brokers []namesrv.BrokerData) map[string]string {
+func MasterAddrs(brokers []protocol.BrokerData) map[string]string {
 	out := make(map[string]string, len(brokers))
 	for _, bd := range brokers {
-		if a, ok := bd.BrokerAddrs[namesrv.MasterID]; ok {
+		if a, ok := bd.BrokerAddrs[protocol.MasterID]; ok {
 			out[bd.BrokerName] = a
 			continue
 		}
@@ -95,7 +95,7 @@ func (c *Client) ClusterMasters(ctx context.Context, cluster string) (map[string
 	if !ok {
 		return nil, fmt.Errorf("no cluster %q on the name server", cluster)
 	}
-	var bds []namesrv.BrokerData
+	var bds []protocol.BrokerData
 	for _, n := range names {
 		if bd, ok := ci.BrokerAddrTable[n]; ok {
 			bds = append(bds, bd)

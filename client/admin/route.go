@@ -3,27 +3,27 @@ package admin
 import (
 	"slices"
 
-	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 )
 
 // RouteView is a topic route with its master addresses resolved.
 type RouteView struct {
-	*namesrv.TopicRouteData
+	*protocol.TopicRouteData
 	// Masters are the master addresses by broker name.
 	Masters map[string]string
 }
 
 // NewRouteView resolves a route's masters.
-func NewRouteView(r *namesrv.TopicRouteData) *RouteView {
+func NewRouteView(r *protocol.TopicRouteData) *RouteView {
 	return &RouteView{TopicRouteData: r, Masters: MasterAddrs(r.BrokerDatas)}
 }
 
 func (r *RouteView) queues(topic string, write bool) []MessageQueue {
 	var out []MessageQueue
 	for _, qd := range r.QueueDatas {
-		n, perm := qd.ReadQueueNums, namesrv.PermRead
+		n, perm := qd.ReadQueueNums, protocol.PermRead
 		if write {
-			n, perm = qd.WriteQueueNums, namesrv.PermWrite
+			n, perm = qd.WriteQueueNums, protocol.PermWrite
 		}
 		if qd.Perm&perm == 0 {
 			continue
