@@ -165,3 +165,5 @@ func (s *system) requireBrokerCode(code int, name string) {
 		s.t.Skipf("the broker does not serve %s (%d) yet", name, code)
 	}
 }
+
+func jsonDecode(s string, v any) error { return json.Unmarshal([]byte(s), v) }
