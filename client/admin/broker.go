@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rocketstore/rocketstore/internal/fastjson"
 	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
@@ -53,10 +54,8 @@ func (c *Client) BrokerRuntimeInfo(ctx context.Context, addr string) (map[string
 	if err != nil {
 		return nil, err
 	}
-	var kv struct {
-		Table map[string]string `json:"table"`
-	}
-	if err := decodeBody(resp.Body, &kv); err != nil {
+	var kv protocol.KVTable
+	if err := fastjson.Unmarshal(resp.Body, &kv); err != nil {
 		return nil, fmt.Errorf("runtime info of %s: %w", addr, err)
 	}
 	return kv.Table, nil
@@ -64,23 +63,21 @@ func (c *Client) BrokerRuntimeInfo(ctx context.Context, addr string) (map[string
 
 // TopicStats returns the offsets of a topic's queues on a broker
 // (GET_TOPIC_STATS_INFO: TopicStatsTable).
-func (c *Client) TopicStats(ctx context.Context, addr, topic string) (map[MessageQueue]TopicOffset, error) {
+func (c *Client) TopicStats(ctx context.Context, addr, topic string) (*protocol.TopicStatsTable, error) {
 	resp, err := c.broker(ctx, addr, remoting.GetTopicStatsInfo, map[string]string{"topic": topic}, nil)
 	if err != nil {
 		return nil, err
 	}
-	var body struct {
-		OffsetTable json.RawMessage `json:"offsetTable"`
-	}
-	if err := decodeBody(resp.Body, &body); err != nil {
+	ts, err := protocol.DecodeTopicStatsTable(resp.Body)
+	if err != nil {
 		return nil, fmt.Errorf("topic stats of %s on %s: %w", topic, addr, err)
 	}
-	return decodeMQMap[TopicOffset](body.OffsetTable)
+	return ts, nil
 }
 
 // ConsumeStats returns a group's progress on a broker, for one topic or
 // (topic "") all it consumes (GET_CONSUME_STATS).
-func (c *Client) ConsumeStats(ctx context.Context, addr, group, topic string) (*ConsumeStats, error) {
+func (c *Client) ConsumeStats(ctx context.Context, addr, group, topic string) (*protocol.ConsumeStats, error) {
 	ext := map[string]string{"consumerGroup": group}
 	if topic != "" {
 		ext["topic"] = topic
@@ -89,29 +86,22 @@ func (c *Client) ConsumeStats(ctx context.Context, addr, group, topic string) (*
 	if err != nil {
 		return nil, err
 	}
-	var body struct {
-		OffsetTable json.RawMessage `json:"offsetTable"`
-		ConsumeTps  float64         `json:"consumeTps"`
-	}
-	if err := decodeBody(resp.Body, &body); err != nil {
-		return nil, fmt.Errorf("consume stats of %s on %s: %w", group, addr, err)
-	}
-	ot, err := decodeMQMap[OffsetWrapper](body.OffsetTable)
+	cs, err := protocol.DecodeConsumeStats(resp.Body)
 	if err != nil {
 		return nil, fmt.Errorf("consume stats of %s on %s: %w", group, addr, err)
 	}
-	return &ConsumeStats{OffsetTable: ot, ConsumeTps: body.ConsumeTps}, nil
+	return cs, nil
 }
 
 // ConsumerConnection returns the connections and subscriptions of a
 // consumer group on a broker (GET_CONSUMER_CONNECTION_LIST).
-func (c *Client) ConsumerConnection(ctx context.Context, addr, group string) (*ConsumerConnection, error) {
+func (c *Client) ConsumerConnection(ctx context.Context, addr, group string) (*protocol.ConsumerConnection, error) {
 	resp, err := c.broker(ctx, addr, remoting.GetConsumerConnectionList, map[string]string{"consumerGroup": group}, nil)
 	if err != nil {
 		return nil, err
 	}
-	var cc ConsumerConnection
-	if err := decodeBody(resp.Body, &cc); err != nil {
+	var cc protocol.ConsumerConnection
+	if err := fastjson.Unmarshal(resp.Body, &cc); err != nil {
 		return nil, fmt.Errorf("consumer connections of %s on %s: %w", group, addr, err)
 	}
 	return &cc, nil
@@ -119,13 +109,13 @@ func (c *Client) ConsumerConnection(ctx context.Context, addr, group string) (*C
 
 // ProducerConnection returns the connections of a producer group on a
 // broker (GET_PRODUCER_CONNECTION_LIST).
-func (c *Client) ProducerConnection(ctx context.Context, addr, group string) (*ProducerConnection, error) {
+func (c *Client) ProducerConnection(ctx context.Context, addr, group string) (*protocol.ProducerConnection, error) {
 	resp, err := c.broker(ctx, addr, remoting.GetProducerConnectionList, map[string]string{"producerGroup": group}, nil)
 	if err != nil {
 		return nil, err
 	}
-	var pc ProducerConnection
-	if err := decodeBody(resp.Body, &pc); err != nil {
+	var pc protocol.ProducerConnection
+	if err := fastjson.Unmarshal(resp.Body, &pc); err != nil {
 		return nil, fmt.Errorf("producer connections of %s on %s: %w", group, addr, err)
 	}
 	return &pc, nil
@@ -156,7 +146,7 @@ func (c *Client) DeleteSubscriptionGroup(ctx context.Context, addr, group string
 // group's online consumers (INVOKE_BROKER_TO_RESET_OFFSET). It returns the
 // new offsets. A group with no consumer online answers CONSUMER_NOT_ONLINE
 // on Apache RocketMQ.
-func (c *Client) ResetOffsetByTime(ctx context.Context, addr, topic, group string, timestamp int64, force bool) (map[MessageQueue]int64, error) {
+func (c *Client) ResetOffsetByTime(ctx context.Context, addr, topic, group string, timestamp int64, force bool) (map[protocol.MessageQueue]int64, error) {
 	resp, err := c.broker(ctx, addr, remoting.InvokeBrokerToResetOffset, map[string]string{
 		"topic": topic, "group": group, "timestamp": strconv.FormatInt(timestamp, 10),
 		"isForce": strconv.FormatBool(force), "queueId": "-1", "offset": "-1",
@@ -164,16 +154,14 @@ func (c *Client) ResetOffsetByTime(ctx context.Context, addr, topic, group strin
 	if err != nil {
 		return nil, err
 	}
-	var body struct {
-		OffsetTable json.RawMessage `json:"offsetTable"`
-	}
 	if len(resp.Body) == 0 {
-		return map[MessageQueue]int64{}, nil
+		return map[protocol.MessageQueue]int64{}, nil
 	}
-	if err := decodeBody(resp.Body, &body); err != nil {
+	body, err := protocol.DecodeResetOffsetBody(resp.Body)
+	if err != nil {
 		return nil, fmt.Errorf("reset offsets of %s on %s: %w", group, addr, err)
 	}
-	return decodeMQMap[int64](body.OffsetTable)
+	return body.OffsetTable, nil
 }
 
 // BrokerConfig returns a broker's config (GET_BROKER_CONFIG: properties
@@ -204,10 +192,8 @@ func (c *Client) QueryTopicConsumeByWho(ctx context.Context, addr, topic string)
 	if err != nil {
 		return nil, err
 	}
-	var gl struct {
-		GroupList []string `json:"groupList"`
-	}
-	if err := decodeBody(resp.Body, &gl); err != nil {
+	var gl protocol.GroupList
+	if err := fastjson.Unmarshal(resp.Body, &gl); err != nil {
 		return nil, err
 	}
 	slices.Sort(gl.GroupList)

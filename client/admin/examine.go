@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -14,7 +15,7 @@ import (
 // GroupConsumeStats merges a group's progress over the masters serving its
 // retry topic (or, if that has no route, the topic)
 // (DefaultMQAdminExt.examineConsumeStats).
-func (c *Client) GroupConsumeStats(ctx context.Context, group, topic string) (*ConsumeStats, error) {
+func (c *Client) GroupConsumeStats(ctx context.Context, group, topic string) (*protocol.ConsumeStats, error) {
 	route, err := c.TopicRoute(ctx, "%RETRY%"+group)
 	if err != nil && topic != "" && IsCode(err, remoting.TopicNotExist) {
 		route, err = c.TopicRoute(ctx, topic)
@@ -22,7 +23,7 @@ func (c *Client) GroupConsumeStats(ctx context.Context, group, topic string) (*C
 	if err != nil {
 		return nil, err
 	}
-	out := &ConsumeStats{OffsetTable: map[MessageQueue]OffsetWrapper{}}
+	out := &protocol.ConsumeStats{OffsetTable: map[protocol.MessageQueue]protocol.OffsetWrapper{}}
 	for _, name := range slices.Sorted(maps.Keys(MasterAddrs(route.BrokerDatas))) {
 		cs, err := c.ConsumeStats(ctx, MasterAddrs(route.BrokerDatas)[name], group, topic)
 		if err != nil {
@@ -36,25 +37,25 @@ func (c *Client) GroupConsumeStats(ctx context.Context, group, topic string) (*C
 
 // TopicStatsAll merges a topic's queue offsets over the masters of its
 // route (DefaultMQAdminExt.examineTopicStats).
-func (c *Client) TopicStatsAll(ctx context.Context, topic string) (map[MessageQueue]TopicOffset, error) {
+func (c *Client) TopicStatsAll(ctx context.Context, topic string) (map[protocol.MessageQueue]protocol.TopicOffset, error) {
 	route, err := c.TopicRoute(ctx, topic)
 	if err != nil {
 		return nil, err
 	}
-	out := map[MessageQueue]TopicOffset{}
+	out := map[protocol.MessageQueue]protocol.TopicOffset{}
 	for _, addr := range MasterAddrs(route.BrokerDatas) {
 		ts, err := c.TopicStats(ctx, addr, topic)
 		if err != nil {
 			return nil, err
 		}
-		maps.Copy(out, ts)
+		maps.Copy(out, ts.OffsetTable)
 	}
 	return out, nil
 }
 
 // GroupConsumerConnection asks a master of the group's retry topic for the
 // group's connections (DefaultMQAdminExt.examineConsumerConnectionInfo).
-func (c *Client) GroupConsumerConnection(ctx context.Context, group string) (*ConsumerConnection, error) {
+func (c *Client) GroupConsumerConnection(ctx context.Context, group string) (*protocol.ConsumerConnection, error) {
 	route, err := c.TopicRoute(ctx, "%RETRY%"+group)
 	if err != nil {
 		return nil, err
@@ -72,12 +73,12 @@ func (c *Client) GroupConsumerConnection(ctx context.Context, group string) (*Co
 
 // ResetOffsetByTimeAll resets a group's offsets of a topic on every master
 // of the topic's route (DefaultMQAdminExt.resetOffsetByTimestamp).
-func (c *Client) ResetOffsetByTimeAll(ctx context.Context, topic, group string, timestamp int64, force bool) (map[MessageQueue]int64, error) {
+func (c *Client) ResetOffsetByTimeAll(ctx context.Context, topic, group string, timestamp int64, force bool) (map[protocol.MessageQueue]int64, error) {
 	route, err := c.TopicRoute(ctx, topic)
 	if err != nil {
 		return nil, err
 	}
-	out := map[MessageQueue]int64{}
+	out := map[protocol.MessageQueue]int64{}
 	for _, addr := range MasterAddrs(route.BrokerDatas) {
 		t, err := c.ResetOffsetByTime(ctx, addr, topic, group, timestamp, force)
 		if err != nil {
@@ -89,7 +90,11 @@ func (c *Client) ResetOffsetByTimeAll(ctx context.Context, topic, group string, 
 }
 
 // WriteQueues lists a route's queues that take sends, sorted.
-func WriteQueues(topic string, route *RouteView) []MessageQueue { return route.queues(topic, true) }
+func WriteQueues(topic string, route *RouteView) []protocol.MessageQueue {
+	return route.queues(topic, true)
+}
 
 // ReadQueues lists a route's queues that serve pulls, sorted.
-func ReadQueues(topic string, route *RouteView) []MessageQueue { return route.queues(topic, false) }
+func ReadQueues(topic string, route *RouteView) []protocol.MessageQueue {
+	return route.queues(topic, false)
+}

@@ -8,12 +8,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
 // Apache RocketMQ does not run here, so these tests answer the client's
 // requests with bodies in the form a Java broker writes them (fastjson:
-// Map<MessageQueue, V> keyed by the queue objects, enums by name,
+// Map<protocol.MessageQueue, V> keyed by the queue objects, enums by name,
 // properties text for configs), and check the request headers carry the
 // field names of Java's request header classes.
 
@@ -84,24 +85,24 @@ func TestClient_ReadsJavaBodies(t *testing.T) {
 	})
 	c := newTestClient(t)
 	ctx := context.Background()
-	q0 := MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}
-	q1 := MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 1}
+	q0 := protocol.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}
+	q1 := protocol.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 1}
 
 	cs, err := c.ConsumeStats(ctx, jb.addr, "g", "T")
 	require.NoError(t, err)
 	require.Equal(t, 12.5, cs.ConsumeTps)
-	require.Equal(t, OffsetWrapper{BrokerOffset: 20, ConsumerOffset: 10, PullOffset: 12, LastTimestamp: 1700000000000}, cs.OffsetTable[q1])
-	require.EqualValues(t, 10, cs.Diff())
+	require.Equal(t, protocol.OffsetWrapper{BrokerOffset: 20, ConsumerOffset: 10, PullOffset: 12, LastTimestamp: 1700000000000}, cs.OffsetTable[q1])
+	require.EqualValues(t, 10, cs.Lag())
 	ext, _ := jb.sent(remoting.GetConsumeStats)
 	require.Equal(t, map[string]string{"consumerGroup": "g", "topic": "T"}, ext)
 
 	ts, err := c.TopicStats(ctx, jb.addr, "T")
 	require.NoError(t, err)
-	require.Equal(t, TopicOffset{MaxOffset: 3, LastUpdateTimestamp: 1700000000000}, ts[q0])
+	require.Equal(t, protocol.TopicOffset{MaxOffset: 3, LastUpdateTimestamp: 1700000000000}, ts.OffsetTable[q0])
 
 	reset, err := c.ResetOffsetByTime(ctx, jb.addr, "T", "g", 1700000000000, true)
 	require.NoError(t, err)
-	require.Equal(t, map[MessageQueue]int64{q0: 5, q1: 6}, reset)
+	require.Equal(t, map[protocol.MessageQueue]int64{q0: 5, q1: 6}, reset)
 	ext, _ = jb.sent(remoting.InvokeBrokerToResetOffset)
 	require.Equal(t, map[string]string{"topic": "T", "group": "g", "timestamp": "1700000000000", "isForce": "true", "queueId": "-1", "offset": "-1"}, ext)
 
@@ -111,7 +112,7 @@ func TestClient_ReadsJavaBodies(t *testing.T) {
 
 	cc, err := c.ConsumerConnection(ctx, jb.addr, "g")
 	require.NoError(t, err)
-	require.Equal(t, []Connection{{ClientID: "10.0.0.1@1", ClientAddr: "127.0.0.1:5000", Language: "JAVA", Version: 413}}, cc.ConnectionSet)
+	require.Equal(t, []protocol.Connection{{ClientID: "10.0.0.1@1", ClientAddr: "127.0.0.1:5000", Language: "JAVA", Version: 413}}, cc.ConnectionSet)
 	require.Equal(t, "TagA", cc.SubscriptionTable["T"].SubString)
 	require.Equal(t, "CLUSTERING", cc.MessageModel)
 	pc, err := c.ProducerConnection(ctx, jb.addr, "pg")

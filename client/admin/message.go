@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/message"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
 // queueOffset asks a broker for an offset of a queue: GET_MAX_OFFSET,
 // GET_MIN_OFFSET, or with a timestamp SEARCH_OFFSET_BY_TIMESTAMP.
-func (c *Client) queueOffset(ctx context.Context, code int, addr, topic string, queueID int, ts int64) (int64, error) {
-	ext := map[string]string{"topic": topic, "queueId": strconv.Itoa(queueID)}
+func (c *Client) queueOffset(ctx context.Context, code int, addr, topic string, queueID int32, ts int64) (int64, error) {
+	ext := map[string]string{"topic": topic, "queueId": strconv.Itoa(int(queueID))}
 	if code == remoting.SearchOffsetByTimestamp {
 		ext["timestamp"] = strconv.FormatInt(ts, 10)
 	}
@@ -30,18 +31,18 @@ func (c *Client) queueOffset(ctx context.Context, code int, addr, topic string, 
 }
 
 // MaxOffset is the offset the next message of a queue gets (GET_MAX_OFFSET).
-func (c *Client) MaxOffset(ctx context.Context, addr, topic string, queueID int) (int64, error) {
+func (c *Client) MaxOffset(ctx context.Context, addr, topic string, queueID int32) (int64, error) {
 	return c.queueOffset(ctx, remoting.GetMaxOffset, addr, topic, queueID, 0)
 }
 
 // MinOffset is the offset of a queue's oldest message (GET_MIN_OFFSET).
-func (c *Client) MinOffset(ctx context.Context, addr, topic string, queueID int) (int64, error) {
+func (c *Client) MinOffset(ctx context.Context, addr, topic string, queueID int32) (int64, error) {
 	return c.queueOffset(ctx, remoting.GetMinOffset, addr, topic, queueID, 0)
 }
 
 // SearchOffset is the offset of a queue's first message stored at or after
 // timestamp (ms) (SEARCH_OFFSET_BY_TIMESTAMP).
-func (c *Client) SearchOffset(ctx context.Context, addr, topic string, queueID int, timestamp int64) (int64, error) {
+func (c *Client) SearchOffset(ctx context.Context, addr, topic string, queueID int32, timestamp int64) (int64, error) {
 	return c.queueOffset(ctx, remoting.SearchOffsetByTimestamp, addr, topic, queueID, timestamp)
 }
 
@@ -114,9 +115,9 @@ type PullResult struct {
 // Pull reads up to max messages of a queue from offset on, for group,
 // without holding the request or committing an offset (PULL_MESSAGE with
 // the subscription "*" in the request, as DefaultMQPullConsumer.pull).
-func (c *Client) Pull(ctx context.Context, addr, group string, mq MessageQueue, offset int64, max int) (*PullResult, error) {
+func (c *Client) Pull(ctx context.Context, addr, group string, mq protocol.MessageQueue, offset int64, max int) (*PullResult, error) {
 	resp, err := c.invoke(ctx, "broker", addr, remoting.NewRequest(remoting.PullMessage, map[string]string{
-		"consumerGroup": group, "topic": mq.Topic, "queueId": strconv.Itoa(mq.QueueID),
+		"consumerGroup": group, "topic": mq.Topic, "queueId": strconv.Itoa(int(mq.QueueID)),
 		"queueOffset": strconv.FormatInt(offset, 10), "maxMsgNums": strconv.Itoa(max),
 		"sysFlag": "4", "commitOffset": "0", "suspendTimeoutMillis": "0",
 		"subscription": "*", "subVersion": "0", "expressionType": "TAG",
@@ -154,7 +155,7 @@ func (c *Client) Pull(ctx context.Context, addr, group string, mq MessageQueue, 
 // SendRequest is one message to send.
 type SendRequest struct {
 	ProducerGroup string // "" means TOOLS_PRODUCER... as the admin tools use
-	Queue         MessageQueue
+	Queue         protocol.MessageQueue
 	Body          []byte
 	Tags, Keys    string
 	// Properties are more user properties.
@@ -163,11 +164,11 @@ type SendRequest struct {
 
 // SendResult is a broker's answer to a send (SendResult).
 type SendResult struct {
-	Status      string       `json:"sendStatus"`
-	MsgID       string       `json:"msgId"`       // UNIQ_KEY
-	OffsetMsgID string       `json:"offsetMsgId"` // store host and CommitLog offset
-	Queue       MessageQueue `json:"messageQueue"`
-	QueueOffset int64        `json:"queueOffset"`
+	Status      string                `json:"sendStatus"`
+	MsgID       string                `json:"msgId"`       // UNIQ_KEY
+	OffsetMsgID string                `json:"offsetMsgId"` // store host and CommitLog offset
+	Queue       protocol.MessageQueue `json:"messageQueue"`
+	QueueOffset int64                 `json:"queueOffset"`
 }
 
 // ErrNoQueue: a topic has no queue to write to.
@@ -192,7 +193,7 @@ func (c *Client) Send(ctx context.Context, addr string, r SendRequest) (*SendRes
 		props[message.PropertyKeys] = r.Keys
 	}
 	resp, err := c.invoke(ctx, "broker", addr, remoting.NewRequest(remoting.SendMessageV2, map[string]string{
-		"a": group, "b": r.Queue.Topic, "c": "TBW102", "d": "4", "e": strconv.Itoa(r.Queue.QueueID),
+		"a": group, "b": r.Queue.Topic, "c": "TBW102", "d": "4", "e": strconv.Itoa(int(r.Queue.QueueID)),
 		"f": "0", "g": strconv.FormatInt(time.Now().UnixMilli(), 10), "h": "0",
 		"i": message.EncodeProperties(props), "j": "0", "k": "false", "m": "false", "n": r.Queue.BrokerName,
 	}, r.Body))
@@ -213,7 +214,7 @@ func (c *Client) Send(ctx context.Context, addr string, r SendRequest) (*SendRes
 		return nil, &ResponseError{Addr: addr, Code: resp.Code, Remark: resp.Remark}
 	}
 	if q, err := strconv.Atoi(resp.Ext("queueId")); err == nil {
-		res.Queue.QueueID = q
+		res.Queue.QueueID = int32(q)
 	}
 	res.QueueOffset, _ = strconv.ParseInt(resp.Ext("queueOffset"), 10, 64)
 	return res, nil

@@ -18,8 +18,8 @@ func NewRouteView(r *protocol.TopicRouteData) *RouteView {
 	return &RouteView{TopicRouteData: r, Masters: MasterAddrs(r.BrokerDatas)}
 }
 
-func (r *RouteView) queues(topic string, write bool) []MessageQueue {
-	var out []MessageQueue
+func (r *RouteView) queues(topic string, write bool) []protocol.MessageQueue {
+	var out []protocol.MessageQueue
 	for _, qd := range r.QueueDatas {
 		n, perm := qd.ReadQueueNums, protocol.PermRead
 		if write {
@@ -32,9 +32,9 @@ func (r *RouteView) queues(topic string, write bool) []MessageQueue {
 			continue
 		}
 		for i := range n {
-			out = append(out, MessageQueue{Topic: topic, BrokerName: qd.BrokerName, QueueID: i})
+			out = append(out, protocol.MessageQueue{Topic: topic, BrokerName: qd.BrokerName, QueueID: int32(i)})
 		}
 	}
-	slices.SortFunc(out, MessageQueue.Compare)
+	slices.SortFunc(out, CompareQueues)
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/client/admin"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -119,8 +120,8 @@ func deleteSubGroup(f *flags) func(context.Context, *env) error {
 
 // queueProgress is one queue's line of consumerProgress.
 type queueProgress struct {
-	admin.MessageQueue
-	admin.OffsetWrapper
+	protocol.MessageQueue
+	protocol.OffsetWrapper
 	Diff     int64  `json:"diff"`
 	Inflight int64  `json:"inflight"`
 	ClientIP string `json:"clientIP,omitempty"`
@@ -143,7 +144,7 @@ func consumerProgress(f *flags) func(context.Context, *env) error {
 		if err != nil {
 			return err
 		}
-		var owners map[admin.MessageQueue]string
+		var owners map[protocol.MessageQueue]string
 		if withIP {
 			owners = queueOwners(ctx, e, *group)
 		}
@@ -154,7 +155,7 @@ func consumerProgress(f *flags) func(context.Context, *env) error {
 		t := &table{header: hdr}
 		var rows []queueProgress
 		var diffTotal, inflightTotal int64
-		for _, mq := range slices.SortedFunc(maps.Keys(cs.OffsetTable), admin.MessageQueue.Compare) {
+		for _, mq := range slices.SortedFunc(maps.Keys(cs.OffsetTable), admin.CompareQueues) {
 			o := cs.OffsetTable[mq]
 			p := queueProgress{MessageQueue: mq, OffsetWrapper: o, Diff: o.BrokerOffset - o.ConsumerOffset, Inflight: o.PullOffset - o.ConsumerOffset}
 			if p.Inflight < 0 || o.PullOffset == 0 {
@@ -185,8 +186,8 @@ func consumerProgress(f *flags) func(context.Context, *env) error {
 // queueOwners maps each queue to the address of the consumer holding it,
 // as far as the broker's connection list tells (RocketMQ asks each
 // consumer's running info; a consumer that does not answer shows N/A).
-func queueOwners(ctx context.Context, e *env, group string) map[admin.MessageQueue]string {
-	out := map[admin.MessageQueue]string{}
+func queueOwners(ctx context.Context, e *env, group string) map[protocol.MessageQueue]string {
+	out := map[protocol.MessageQueue]string{}
 	cc, err := e.admin.GroupConsumerConnection(ctx, group)
 	if err != nil || len(cc.ConnectionSet) != 1 {
 		return out
@@ -227,7 +228,7 @@ func groupsProgress(ctx context.Context, e *env) error {
 		}
 		r := groupRow{Group: g}
 		if cs, err := e.admin.GroupConsumeStats(ctx, g, ""); err == nil {
-			r.ConsumeTps, r.DiffTotal = cs.ConsumeTps, cs.Diff()
+			r.ConsumeTps, r.DiffTotal = cs.ConsumeTps, cs.Lag()
 		} else if isUnreachable(err) {
 			return err
 		}
@@ -252,7 +253,7 @@ func isUnreachable(err error) bool {
 	return errors.As(err, &ue)
 }
 
-func connectionsTable(cs []admin.Connection) *table {
+func connectionsTable(cs []protocol.Connection) *table {
 	t := &table{header: []string{"", "ClientId", "ClientAddr", "Language", "Version"}}
 	for i, c := range cs {
 		t.add(fmt.Sprintf("%03d", i+1), c.ClientID, c.ClientAddr, c.Language, c.Version)
@@ -267,7 +268,7 @@ func consumerConnection(f *flags) func(context.Context, *env) error {
 		if err := required("consumerGroup", *group); err != nil {
 			return err
 		}
-		var cc *admin.ConsumerConnection
+		var cc *protocol.ConsumerConnection
 		var err error
 		if *broker != "" {
 			cc, err = e.admin.ConsumerConnection(ctx, *broker, *group)
@@ -303,7 +304,7 @@ func producerConnection(f *flags) func(context.Context, *env) error {
 		if err != nil {
 			return err
 		}
-		pc := &admin.ProducerConnection{}
+		pc := &protocol.ProducerConnection{}
 		for _, addr := range sortedAddrs(admin.MasterAddrs(route.BrokerDatas)) {
 			one, err := e.admin.ProducerConnection(ctx, addr, *group)
 			if err != nil {
@@ -362,12 +363,12 @@ func resetOffsetByTime(f *flags) func(context.Context, *env) error {
 			return err
 		}
 		type row struct {
-			admin.MessageQueue
+			protocol.MessageQueue
 			Offset int64 `json:"offset"`
 		}
 		var rows []row
 		t := &table{header: []string{"brokerName", "queueId", "offset"}}
-		for _, mq := range slices.SortedFunc(maps.Keys(table0), admin.MessageQueue.Compare) {
+		for _, mq := range slices.SortedFunc(maps.Keys(table0), admin.CompareQueues) {
 			rows = append(rows, row{mq, table0[mq]})
 			t.add(mq.BrokerName, mq.QueueID, table0[mq])
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocketstore/rocketstore/client/admin"
 	"github.com/rocketstore/rocketstore/message"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -231,7 +232,7 @@ func queryMsgByOffset(f *flags) func(context.Context, *env) error {
 		if !ok {
 			return fmt.Errorf("topic %s has no broker named %s", *topic, *broker)
 		}
-		mq := admin.MessageQueue{Topic: *topic, BrokerName: *broker, QueueID: int(q)}
+		mq := protocol.MessageQueue{Topic: *topic, BrokerName: *broker, QueueID: int32(q)}
 		r, err := e.admin.Pull(ctx, addr, "TOOLS_CONSUMER", mq, off, 1)
 		if err != nil {
 			return err
@@ -286,9 +287,9 @@ func sendMessage(f *flags) func(context.Context, *env) error {
 		if err != nil {
 			return err
 		}
-		var queues []admin.MessageQueue
+		var queues []protocol.MessageQueue
 		for _, q := range admin.WriteQueues(*topic, route) {
-			if (*broker == "" || q.BrokerName == *broker) && (*qid == "" || strconv.Itoa(q.QueueID) == *qid) {
+			if (*broker == "" || q.BrokerName == *broker) && (*qid == "" || strconv.Itoa(int(q.QueueID)) == *qid) {
 				queues = append(queues, q)
 			}
 		}
@@ -324,12 +325,12 @@ func printSendResults(e *env, results []*admin.SendResult) error {
 		return e.out.print(map[string]any{"sent": 1, "results": results}, []*table{t})
 	}
 	type span struct {
-		admin.MessageQueue
+		protocol.MessageQueue
 		Count       int   `json:"count"`
 		FirstOffset int64 `json:"firstOffset"`
 		LastOffset  int64 `json:"lastOffset"`
 	}
-	spans := map[admin.MessageQueue]*span{}
+	spans := map[protocol.MessageQueue]*span{}
 	for _, r := range results {
 		s := spans[r.Queue]
 		if s == nil {
@@ -341,7 +342,7 @@ func printSendResults(e *env, results []*admin.SendResult) error {
 	}
 	t := &table{header: []string{"Broker Name", "QID", "Messages", "First Offset", "Last Offset"}}
 	var list []span
-	for _, q := range slices.SortedFunc(maps.Keys(spans), admin.MessageQueue.Compare) {
+	for _, q := range slices.SortedFunc(maps.Keys(spans), admin.CompareQueues) {
 		s := spans[q]
 		list = append(list, *s)
 		t.add(q.BrokerName, q.QueueID, s.Count, s.FirstOffset, s.LastOffset)
@@ -376,13 +377,13 @@ func consumeMessage(f *flags) func(context.Context, *env) error {
 		}
 		rv := admin.NewRouteView(route)
 		type span struct {
-			mq       admin.MessageQueue
+			mq       protocol.MessageQueue
 			from, to int64
 		}
 		var spans []span
 		total := int64(0)
 		for _, q := range admin.ReadQueues(*topic, rv) {
-			if (*broker != "" && q.BrokerName != *broker) || (*qid != "" && strconv.Itoa(q.QueueID) != *qid) {
+			if (*broker != "" && q.BrokerName != *broker) || (*qid != "" && strconv.Itoa(int(q.QueueID)) != *qid) {
 				continue
 			}
 			addr := rv.Masters[q.BrokerName]

@@ -210,12 +210,12 @@ func topicStatus(f *flags) func(context.Context, *env) error {
 			return err
 		}
 		type row struct {
-			admin.MessageQueue
-			admin.TopicOffset
+			protocol.MessageQueue
+			protocol.TopicOffset
 		}
 		var rows []row
 		t := &table{header: []string{"Broker Name", "QID", "Min Offset", "Max Offset", "Last Updated"}}
-		for _, mq := range slices.SortedFunc(maps.Keys(stats), admin.MessageQueue.Compare) {
+		for _, mq := range slices.SortedFunc(maps.Keys(stats), admin.CompareQueues) {
 			o := stats[mq]
 			rows = append(rows, row{mq, o})
 			t.add(mq.BrokerName, mq.QueueID, o.MinOffset, o.MaxOffset, formatMillis(o.LastUpdateTimestamp))
