@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,7 +43,8 @@ func (o *output) print(v any, tables []*table, lines ...string) error {
 		if i > 0 {
 			fmt.Fprintln(o.w)
 		}
-		tw := tabwriter.NewWriter(o.w, 0, 0, 2, ' ', 0)
+		var buf bytes.Buffer
+		tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 		hdr := make([]string, len(t.header))
 		for j, h := range t.header {
 			hdr[j] = "#" + h
@@ -51,8 +53,11 @@ func (o *output) print(v any, tables []*table, lines ...string) error {
 		for _, r := range t.rows {
 			fmt.Fprintln(tw, strings.Join(r, "\t"))
 		}
-		if err := tw.Flush(); err != nil {
-			return err
+		tw.Flush()
+		for line := range strings.Lines(buf.String()) {
+			if _, err := io.WriteString(o.w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+				return err
+			}
 		}
 	}
 	if len(lines) > 0 && len(tables) > 0 {
