@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 
@@ -167,4 +168,17 @@ func TestClient_Errors(t *testing.T) {
 
 func TestParseProperties(t *testing.T) {
 	require.Equal(t, map[string]string{"a": "1", "b": "x=y", "c": "3"}, parseProperties("a=1\n b = x=y \r\n# no\n!no\n\nc:3\n"))
+}
+
+func FuzzParseProperties(f *testing.F) {
+	for _, s := range []string{"a=1\nb=2\n", "#c\n!d\n k : v \r\n", "=\n:\n\n", "a==b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for k, v := range parseProperties(s) {
+			if k != strings.TrimSpace(k) || v != strings.TrimSpace(v) || strings.Contains(k, "\n") || strings.Contains(v, "\n") {
+				t.Fatalf("%q gave key %q value %q", s, k, v)
+			}
+		}
+	})
 }

@@ -328,7 +328,12 @@ func parseTimestamp(s string) (int64, error) {
 	if n, err := parseInt("timestamp", s, 0); err == nil {
 		return n, nil
 	}
-	t, err := time.ParseInLocation("2006-01-02#15:04:05:000", s, time.Local)
+	// Go reads milliseconds only after '.' or ',': 05:006 -> 05.006.
+	d := s
+	if n := len(d); n > 4 && d[n-4] == ':' {
+		d = d[:n-4] + "." + d[n-3:]
+	}
+	t, err := time.ParseInLocation("2006-01-02#15:04:05.000", d, time.Local)
 	if err != nil {
 		return 0, usagef("option --timestamp: %q is not now, ms since the epoch or yyyy-MM-dd#HH:mm:ss:SSS", s)
 	}
