@@ -202,7 +202,7 @@ func TestMQAdmin_ResetOffsetByTimeRewindsARunningConsumer(t *testing.T) {
 	}
 
 	col := newCollector()
-	newPushConsumer(t, s, group, topic, "*", col)
+	pc := newPushConsumer(t, s, group, topic, "*", col)
 	col.waitFor(t, 20, 30*time.Second)
 	// Its offsets reach the broker (every 5 s, or with its pulls).
 	require.Eventually(t, func() bool {
@@ -246,4 +246,26 @@ func TestMQAdmin_ResetOffsetByTimeRewindsARunningConsumer(t *testing.T) {
 	s.mqJSON(&reset, "resetOffsetByTime", "-g", group, "-t", topic, "-s", "now")
 	require.Len(t, reset.Offsets, 2)
 	require.EqualValues(t, 10, reset.Offsets[0].Offset)
+
+	// With the consumer gone the broker answers CONSUMER_NOT_ONLINE and
+	// mqadmin commits the offsets itself, as RocketMQ's tool does.
+	require.NoError(t, pc.Shutdown())
+	var offline struct {
+		Online  bool `json:"consumersOnline"`
+		Offsets []struct {
+			Offset int64 `json:"offset"`
+		} `json:"offsets"`
+	}
+	require.Eventually(t, func() bool {
+		r := s.mqadmin("resetOffsetByTime", "-g", group, "-t", topic, "-s", strconv.FormatInt(resetAt, 10), "--json")
+		return r.code == 0 && jsonDecode(r.stdout, &offline) == nil && !offline.Online
+	}, 20*time.Second, 100*time.Millisecond)
+	require.Len(t, offline.Offsets, 2)
+	for q := range 2 {
+		resp := invoke(t, s.b.Addr(), remoting.NewRequest(remoting.QueryConsumerOffset, map[string]string{
+			"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(q),
+		}, nil))
+		require.Equal(t, remoting.Success, resp.Code)
+		require.Equal(t, "5", resp.Ext("offset"))
+	}
 }

@@ -98,3 +98,37 @@ func WriteQueues(topic string, route *RouteView) []protocol.MessageQueue {
 func ReadQueues(topic string, route *RouteView) []protocol.MessageQueue {
 	return route.queues(topic, false)
 }
+
+// ResetOffsetByTimeOffline moves a group's committed offsets of a topic to
+// the first message stored at or after timestamp, queue by queue, for a
+// group with no consumer online (RocketMQ's resetOffsetByTimestampOld,
+// which mqadmin falls back to on CONSUMER_NOT_ONLINE). Without force an
+// offset only moves back. A consumer that starts later reads from there.
+func (c *Client) ResetOffsetByTimeOffline(ctx context.Context, topic, group string, timestamp int64, force bool) (map[protocol.MessageQueue]int64, error) {
+	route, err := c.TopicRoute(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	rv := NewRouteView(route)
+	out := map[protocol.MessageQueue]int64{}
+	for _, mq := range ReadQueues(topic, rv) {
+		addr := rv.Masters[mq.BrokerName]
+		to, err := c.SearchOffset(ctx, addr, topic, mq.QueueID, timestamp)
+		if err != nil {
+			return nil, err
+		}
+		cur, ok, err := c.ConsumerOffset(ctx, addr, group, mq)
+		if err != nil {
+			return nil, err
+		}
+		if ok && !force && to >= cur {
+			out[mq] = cur
+			continue
+		}
+		if err := c.UpdateConsumerOffset(ctx, addr, group, mq, to); err != nil {
+			return nil, err
+		}
+		out[mq] = to
+	}
+	return out, nil
+}

@@ -219,3 +219,32 @@ func (c *Client) Send(ctx context.Context, addr string, r SendRequest) (*SendRes
 	res.QueueOffset, _ = strconv.ParseInt(resp.Ext("queueOffset"), 10, 64)
 	return res, nil
 }
+
+// ConsumerOffset is a group's committed offset of a queue
+// (QUERY_CONSUMER_OFFSET); ok is false when the group has none.
+func (c *Client) ConsumerOffset(ctx context.Context, addr, group string, mq protocol.MessageQueue) (offset int64, ok bool, err error) {
+	resp, err := c.broker(ctx, addr, remoting.QueryConsumerOffset, map[string]string{
+		"consumerGroup": group, "topic": mq.Topic, "queueId": strconv.Itoa(int(mq.QueueID)),
+	}, nil)
+	if IsCode(err, remoting.QueryNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	offset, err = strconv.ParseInt(resp.Ext("offset"), 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("%s answered a bad offset %q", addr, resp.Ext("offset"))
+	}
+	return offset, true, nil
+}
+
+// UpdateConsumerOffset commits a group's offset of a queue on a broker
+// (UPDATE_CONSUMER_OFFSET).
+func (c *Client) UpdateConsumerOffset(ctx context.Context, addr, group string, mq protocol.MessageQueue, offset int64) error {
+	_, err := c.broker(ctx, addr, remoting.UpdateConsumerOffset, map[string]string{
+		"consumerGroup": group, "topic": mq.Topic, "queueId": strconv.Itoa(int(mq.QueueID)),
+		"commitOffset": strconv.FormatInt(offset, 10),
+	}, nil)
+	return err
+}

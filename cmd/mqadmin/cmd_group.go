@@ -361,8 +361,12 @@ func resetOffsetByTime(f *flags) func(context.Context, *env) error {
 			return err
 		}
 		table0, err := e.admin.ResetOffsetByTimeAll(ctx, *topic, *group, when, isForce)
+		online := true
 		if admin.IsCode(err, remoting.ConsumerNotOnline) {
-			return fmt.Errorf("no consumer of group %s is online to reset (CONSUMER_NOT_ONLINE): %w", *group, err)
+			// As RocketMQ's tool does: commit the offsets the group's
+			// consumers will start from.
+			online = false
+			table0, err = e.admin.ResetOffsetByTimeOffline(ctx, *topic, *group, when, isForce)
 		}
 		if err != nil {
 			return err
@@ -377,6 +381,10 @@ func resetOffsetByTime(f *flags) func(context.Context, *env) error {
 			rows = append(rows, row{mq, table0[mq]})
 			t.add(mq.BrokerName, mq.QueueID, table0[mq])
 		}
-		return e.out.print(map[string]any{"group": *group, "topic": *topic, "timestamp": when, "force": isForce, "offsets": rows}, []*table{t})
+		note := "the group's online consumers were told"
+		if !online {
+			note = "no consumer of the group is online: its offsets were committed"
+		}
+		return e.out.print(map[string]any{"group": *group, "topic": *topic, "timestamp": when, "force": isForce, "consumersOnline": online, "offsets": rows}, []*table{t}, note)
 	}
 }
