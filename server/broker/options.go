@@ -51,6 +51,12 @@ type Options struct {
 	// TransactionTimeout is how old a half message must be before it is
 	// checked back; 0 means 6 s (transactionTimeOut).
 	TransactionTimeout time.Duration
+	// TraceTopicEnable creates the message trace topic MsgTraceTopicName
+	// at start (traceTopicEnable), so clients' message trace works.
+	TraceTopicEnable bool
+	// MsgTraceTopicName is the trace topic (msgTraceTopicName); "" means
+	// RMQ_SYS_TRACE_TOPIC.
+	MsgTraceTopicName string
 	// Logger receives the broker's logs; nil discards.
 	Logger *slog.Logger
 }
@@ -85,6 +91,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TransactionTimeout == 0 {
 		o.TransactionTimeout = 6 * time.Second
+	}
+	if o.MsgTraceTopicName == "" {
+		o.MsgTraceTopicName = DefaultTraceTopic
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
