@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -132,7 +133,7 @@ func TestMQAdmin_Connections(t *testing.T) {
 	h, rows := tableRows(t, out)
 	require.Equal(t, []string{cc.ConnectionSet[0].ClientID}, column(t, h, rows, "#ClientId"))
 	require.Contains(t, out, "MessageModel: CLUSTERING")
-	require.Contains(t, out, topic+"  TagA || TagB")
+	require.Regexp(t, regexp.MustCompile(`\n001 +`+regexp.QuoteMeta(topic)+` +TagA \|\| TagB\n|\n002 +`+regexp.QuoteMeta(topic)+` +TagA \|\| TagB\n`), out)
 
 	var pc struct {
 		ConnectionSet []struct {
@@ -198,7 +199,7 @@ func TestMQAdmin_ResetOffsetByTimeRewindsARunningConsumer(t *testing.T) {
 	resetAt := last.StoreTimestamp + 1
 	require.Eventually(t, func() bool { return time.Now().UnixMilli() > resetAt }, time.Second, time.Millisecond)
 	for i := range 10 {
-		s.mqOK("sendMessage", "-t", topic, "-p", fmt.Sprintf("new-%d", i))
+		s.mqOK("sendMessage", "-t", topic, "-p", fmt.Sprintf("new-%d", i), "-i", strconv.Itoa(i%2))
 	}
 
 	col := newCollector()

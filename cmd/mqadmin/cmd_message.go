@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -298,12 +299,13 @@ func sendMessage(f *flags) func(context.Context, *env) error {
 		}
 		bar := newProgressBar(e, "sending", int(n))
 		results := make([]*admin.SendResult, 0, n)
+		first := rand.IntN(len(queues)) // as a producer's sendWhichQueue starts
 		for i := range int(n) {
 			if err := ctx.Err(); err != nil {
 				bar.Done()
 				return fmt.Errorf("stopped after %d of %d messages: %w", i, n, err)
 			}
-			q := queues[i%len(queues)]
+			q := queues[(first+i)%len(queues)]
 			r, err := e.admin.Send(ctx, route.Masters[q.BrokerName], admin.SendRequest{Queue: q, Body: []byte(*body), Tags: *tags, Keys: *keys})
 			if err != nil {
 				bar.Done()
