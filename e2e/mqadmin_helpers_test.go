@@ -69,11 +69,12 @@ type mqResult struct {
 	code           int
 }
 
-// mqadmin runs the built binary with args (and -n the system's name
-// server unless args already name one) and returns what it printed.
+// mqadmin runs the built binary with args, -n the system's name server
+// and a timeout that a machine loaded by -race and other tests meets, and
+// returns what it printed.
 func (s *system) mqadmin(args ...string) mqResult {
 	s.t.Helper()
-	return runMQAdmin(s.t, nil, append(args, "-n", s.nsAddr)...)
+	return runMQAdmin(s.t, nil, append(args, "-n", s.nsAddr, "--timeout", "30s")...)
 }
 
 func runMQAdmin(t *testing.T, env []string, args ...string) mqResult {

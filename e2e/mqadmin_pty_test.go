@@ -69,12 +69,12 @@ func TestMQAdmin_ProgressBarOnlyOnATerminal(t *testing.T) {
 	s.mqOK("updateTopic", "-b", s.b.Addr(), "-t", topic, "-r", "2", "-w", "2")
 	s.waitRouteQueues(topic, 2)
 
-	out := runOnPty(t, "sendMessage", "-n", s.nsAddr, "-t", topic, "-p", "tick", "--count", "200")
+	out := runOnPty(t, "sendMessage", "-n", s.nsAddr, "--timeout", "30s", "-t", topic, "-p", "tick", "--count", "200")
 	require.Contains(t, out, "\rsending [", "no progress bar on a terminal:\n%q", out)
 	require.Contains(t, out, "] 200/200 ")
 	require.Contains(t, out, "Sent 200 messages.")
 
-	out = runOnPty(t, "consumeMessage", "-n", s.nsAddr, "-t", topic, "-c", "150")
+	out = runOnPty(t, "consumeMessage", "-n", s.nsAddr, "--timeout", "30s", "-t", topic, "-c", "150")
 	require.Contains(t, out, "\rconsuming [", "no progress bar on a terminal:\n%q", out)
 	require.Contains(t, out, "] 150/150 ")
 	require.Contains(t, out, "Consumed 150 messages.")

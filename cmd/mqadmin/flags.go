@@ -19,8 +19,8 @@ type flags struct {
 	set   map[string]bool // by long (or short) name: given on the command line
 
 	common struct {
-		namesrv    *string
-		json, help *bool
+		namesrv, timeout *string
+		json, help       *bool
 	} // every command's
 }
 

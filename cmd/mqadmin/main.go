@@ -70,6 +70,7 @@ func (c *command) flags() (*flags, func(context.Context, *env) error) {
 	f.common.namesrv = f.str("n", "namesrvAddr", "", "Name server address list, eg: '192.168.0.1:9876;192.168.0.2:9876' (default $NAMESRV_ADDR)")
 	f.common.json = f.sw("", "json", "print JSON instead of tables")
 	f.common.help = f.sw("h", "help", "Print help")
+	f.common.timeout = f.str("", "timeout", "5s", "how long to wait for each answer (a Go duration)")
 	return f, c.setup(f)
 }
 
@@ -128,7 +129,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if *namesrv == "" {
 		*namesrv = getenv("NAMESRV_ADDR")
 	}
-	ac, err := admin.New(admin.Options{NamesrvAddrs: admin.ParseNamesrvAddrs(*namesrv), Timeout: 5 * time.Second})
+	timeout, err := time.ParseDuration(*f.common.timeout)
+	if err != nil || timeout <= 0 {
+		fmt.Fprintf(stderr, "mqadmin %s: option --timeout: %q is not a positive duration (5s, 500ms)\n", c.name, *f.common.timeout)
+		return 2
+	}
+	ac, err := admin.New(admin.Options{NamesrvAddrs: admin.ParseNamesrvAddrs(*namesrv), Timeout: timeout})
 	if err != nil {
 		fmt.Fprintf(stderr, "mqadmin %s: %v\n", c.name, err)
 		return 1
