@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,6 +150,30 @@ func TestMQAdmin_Connections(t *testing.T) {
 	require.Equal(t, cc.ConnectionSet[0].ClientID, pc.ConnectionSet[0].ClientID)
 	h, rows = tableRows(t, s.mqOK("producerConnection", "-g", pgroup, "-t", topic))
 	require.Equal(t, []string{"GO"}, column(t, h, rows, "#Language"))
+
+	// consumerProgress -s asks the consumer which queues it holds.
+	ip, _, _ := strings.Cut(cc.ConnectionSet[0].ClientID, "@")
+	require.Eventually(t, func() bool {
+		var p struct {
+			Queues []struct {
+				Topic    string `json:"topic"`
+				ClientIP string `json:"clientIP"`
+			} `json:"queues"`
+		}
+		r := s.mqadmin("consumerProgress", "-g", cgroup, "-t", topic, "-s", "true", "--json")
+		if r.code != 0 || jsonDecode(r.stdout, &p) != nil {
+			return false
+		}
+		n := 0
+		for _, q := range p.Queues {
+			if q.Topic == topic && q.ClientIP == ip {
+				n++
+			}
+		}
+		return n == 2
+	}, 20*time.Second, 200*time.Millisecond)
+	h, rows = tableRows(t, s.mqOK("consumerProgress", "-g", cgroup, "-t", topic, "-s", "true"))
+	require.Contains(t, column(t, h, rows, "#Client IP"), ip)
 
 	r := s.mqadmin("consumerConnection", "-g", unique("NobodyHere"))
 	require.Equal(t, 1, r.code)

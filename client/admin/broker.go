@@ -199,3 +199,20 @@ func (c *Client) QueryTopicConsumeByWho(ctx context.Context, addr, topic string)
 	slices.Sort(gl.GroupList)
 	return gl.GroupList, nil
 }
+
+// ConsumerRunningInfo asks a consumer, through a broker it is connected
+// to, what it is doing: its properties and the queues it holds
+// (GET_CONSUMER_RUNNING_INFO, forwarded by the broker to the client).
+func (c *Client) ConsumerRunningInfo(ctx context.Context, addr, group, clientID string) (*protocol.ConsumerRunningInfo, error) {
+	resp, err := c.broker(ctx, addr, remoting.GetConsumerRunningInfo, map[string]string{
+		"consumerGroup": group, "clientId": clientID, "jstackEnable": "false",
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	info, err := protocol.DecodeConsumerRunningInfo(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("running info of %s in %s: %w", clientID, group, err)
+	}
+	return info, nil
+}

@@ -183,22 +183,33 @@ func consumerProgress(f *flags) func(context.Context, *env) error {
 	}
 }
 
-// queueOwners maps each queue to the address of the consumer holding it,
-// as far as the broker's connection list tells (RocketMQ asks each
-// consumer's running info; a consumer that does not answer shows N/A).
+// queueOwners maps each queue to the IP of the consumer holding it, from
+// each connected consumer's running info (ConsumerProgressSubCommand's
+// getMessageQueueAllocationResult); a consumer that does not answer
+// leaves its queues out.
 func queueOwners(ctx context.Context, e *env, group string) map[protocol.MessageQueue]string {
 	out := map[protocol.MessageQueue]string{}
-	cc, err := e.admin.GroupConsumerConnection(ctx, group)
-	if err != nil || len(cc.ConnectionSet) != 1 {
-		return out
-	}
-	// One consumer holds every queue.
-	cs, err := e.admin.GroupConsumeStats(ctx, group, "")
+	route, err := e.admin.TopicRoute(ctx, "%RETRY%"+group)
 	if err != nil {
 		return out
 	}
-	for mq := range cs.OffsetTable {
-		out[mq] = cc.ConnectionSet[0].ClientAddr
+	for _, addr := range sortedAddrs(admin.MasterAddrs(route.BrokerDatas)) {
+		cc, err := e.admin.ConsumerConnection(ctx, addr, group)
+		if err != nil {
+			continue
+		}
+		for _, conn := range cc.ConnectionSet {
+			info, err := e.admin.ConsumerRunningInfo(ctx, addr, group, conn.ClientID)
+			if err != nil {
+				fmt.Fprintf(e.stderr, "mqadmin consumerProgress: %s\n", oneLine(err))
+				continue
+			}
+			ip, _, _ := strings.Cut(conn.ClientID, "@")
+			for mq := range info.MQTable {
+				out[mq] = ip
+			}
+		}
+		break // one broker knows every connection of the group
 	}
 	return out
 }
