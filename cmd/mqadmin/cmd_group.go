@@ -33,6 +33,8 @@ func updateSubGroup(f *flags) func(context.Context, *env) error {
 			return err
 		}
 		cfg := admin.DefaultSubscriptionGroupConfig(*group)
+		// RocketMQ's updateSubGroup starts from these, not the class defaults.
+		cfg.ConsumeBroadcastEnable, cfg.ConsumeFromMinEnable = false, false
 		var errs []error
 		setBool := func(name, v string, p *bool) {
 			b, err := parseBool(name, v, *p)
