@@ -38,7 +38,11 @@ func mqadminPath(t *testing.T) string {
 		mqadminBin.dir = dir
 		path := filepath.Join(dir, "mqadmin")
 		_, file, _, _ := runtime.Caller(0)
-		cmd := exec.Command("go", "build", "-o", path, "./cmd/mqadmin")
+		goCmd, err := exec.LookPath("go")
+		if err != nil { // not on PATH: the toolchain that built this test
+			goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		cmd := exec.Command(goCmd, "build", "-o", path, "./cmd/mqadmin")
 		cmd.Dir = filepath.Dir(filepath.Dir(file)) // the module root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			mqadminBin.err = &buildError{err, string(out)}
