@@ -272,10 +272,13 @@ func TestAdmin_ConnectionLists(t *testing.T) {
 	c := adminClient(t)
 	p := newProducer(t, s)
 	topic := unique("ConnTopic")
-	sendN(t, p, topic, "c", 1, nil)
+	sendN(t, p, topic, "c", 1, func(int) string { return "a" })
 	group := unique("ConnGroup")
 	col := newCollector()
 	newPushConsumer(t, s, group, topic, "a || b", col)
+	// Once it consumed, the client's first rebalance is over: shutting it
+	// down during that rebalance races inside the Go client.
+	col.waitFor(t, 1, 30*time.Second)
 
 	var cc protocol.ConsumerConnection
 	deadline := time.Now().Add(10 * time.Second)
@@ -443,4 +446,16 @@ func TestAdmin_ResetOffsetAndClientCalls(t *testing.T) {
 	require.NotEqual(t, remoting.Success, resp.Code)
 	resp = call(t, c, s.b.Addr(), remoting.InvokeBrokerToResetOffset, map[string]string{"topic": "NoSuchTopic", "group": group, "timestamp": "0"}, nil)
 	require.Equal(t, remoting.TopicNotExist, resp.Code)
+
+	// One queue to an offset.
+	resp = call(t, c, s.b.Addr(), remoting.InvokeBrokerToResetOffset,
+		map[string]string{"topic": topic, "group": group, "timestamp": "0", "queueId": "1", "offset": "0"}, nil)
+	require.Equal(t, remoting.Success, resp.Code, resp.Remark)
+	rb, err = protocol.DecodeResetOffsetBody(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, map[protocol.MessageQueue]int64{{Topic: topic, BrokerName: "broker-a", QueueID: 1}: 0}, rb.OffsetTable)
+	resp = call(t, c, s.b.Addr(), remoting.InvokeBrokerToResetOffset,
+		map[string]string{"topic": topic, "group": group, "timestamp": "0", "queueId": "1", "offset": "99"}, nil)
+	require.Equal(t, remoting.SystemError, resp.Code)
+	require.Contains(t, resp.Remark, "not in consume queue range")
 }

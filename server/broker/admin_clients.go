@@ -25,6 +25,7 @@ const (
 // kept at the group's offset unless that is earlier or isForce; the
 // table is committed and sent to every online consumer of the group with
 // RESET_CONSUMER_CLIENT_OFFSET, which makes them pull from there.
+// With ext queueId and offset, only that queue is reset, to that offset.
 // CONSUMER_NOT_ONLINE when the group has no consumer (tools then commit
 // the offsets themselves).
 func (b *Broker) processInvokeBrokerToResetOffset(ctx context.Context, req *remoting.Request) *remoting.Command {
@@ -45,18 +46,30 @@ func (b *Broker) processInvokeBrokerToResetOffset(ctx context.Context, req *remo
 		return errResponse(remoting.SystemError, "THe consumer group <%s> not exist", group)
 	}
 	table := map[protocol.MessageQueue]int64{}
-	for i := range int32(cfg.WriteQueueNums) {
-		var target int64
-		if ts == -1 {
-			target = b.store.GetMaxOffsetInQueue(topic, i)
-		} else {
-			target = b.store.GetOffsetInQueueByTime(topic, i, ts)
+	if qid, off := h.int32("queueId", -1), h.int64("offset", -1); qid >= 0 && off != -1 {
+		// One queue to an offset (RocketMQ 5's resetOffsetByQueueId).
+		if h.err != nil {
+			return errResponse(remoting.SystemError, "bad header: %v", h.err)
 		}
-		target = max(target, 0)
-		if cur, ok := committed[i]; ok && !force && cur <= target {
-			target = cur
+		minOff, maxOff := b.store.GetMinOffsetInQueue(topic, qid), b.store.GetMaxOffsetInQueue(topic, qid)
+		if int(qid) >= cfg.ReadQueueNums || off < minOff || off > maxOff {
+			return errResponse(remoting.SystemError, "Target offset %d not in consume queue range [%d-%d]", off, minOff, maxOff)
 		}
-		table[b.queue(topic, i)] = target
+		table[b.queue(topic, qid)] = off
+	} else {
+		for i := range int32(cfg.WriteQueueNums) {
+			var target int64
+			if ts == -1 {
+				target = b.store.GetMaxOffsetInQueue(topic, i)
+			} else {
+				target = b.store.GetOffsetInQueueByTime(topic, i, ts)
+			}
+			target = max(target, 0)
+			if cur, ok := committed[i]; ok && !force && cur <= target {
+				target = cur
+			}
+			table[b.queue(topic, i)] = target
+		}
 	}
 	g, online := b.clients.Group(group)
 	if !online || len(g.Members) == 0 {
