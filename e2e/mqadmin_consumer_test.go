@@ -289,4 +289,21 @@ func TestMQAdmin_ResetOffsetByTimeRewindsARunningConsumer(t *testing.T) {
 		require.Equal(t, remoting.Success, resp.Code)
 		require.Equal(t, "5", resp.Ext("offset"))
 	}
+
+	// One queue, to a given offset (-b -q -o), or to the one found by time.
+	_, rows = tableRows(t, s.mqOK("resetOffsetByTime", "-g", group, "-t", topic, "-s", "now", "-b", s.b.Addr(), "-q", "1", "-o", "2"))
+	require.Equal(t, [][]string{{"broker-a", "1", "2"}}, rows)
+	var one struct {
+		Offsets []struct {
+			Offset int64 `json:"offset"`
+		} `json:"offsets"`
+	}
+	s.mqJSON(&one, "resetOffsetByTime", "-g", group, "-t", topic, "-s", "now", "-b", s.b.Addr(), "-q", "0")
+	require.EqualValues(t, 10, one.Offsets[0].Offset)
+	for q, want := range []string{"10", "2"} {
+		resp := invoke(t, s.b.Addr(), remoting.NewRequest(remoting.QueryConsumerOffset, map[string]string{
+			"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(q),
+		}, nil))
+		require.Equal(t, want, resp.Ext("offset"), "queue %d", q)
+	}
 }

@@ -216,3 +216,22 @@ func (c *Client) ConsumerRunningInfo(ctx context.Context, addr, group, clientID 
 	}
 	return info, nil
 }
+
+// ResetOffsetByQueueID sets a group's offset of one queue on a broker and
+// tells the group's online consumers (DefaultMQAdminExt.resetOffsetByQueueId:
+// UPDATE_CONSUMER_OFFSET, then INVOKE_BROKER_TO_RESET_OFFSET with the
+// queue id and offset). A group with no consumer online keeps the
+// committed offset.
+func (c *Client) ResetOffsetByQueueID(ctx context.Context, addr, group string, mq protocol.MessageQueue, offset int64) error {
+	if err := c.UpdateConsumerOffset(ctx, addr, group, mq, offset); err != nil {
+		return err
+	}
+	_, err := c.broker(ctx, addr, remoting.InvokeBrokerToResetOffset, map[string]string{
+		"topic": mq.Topic, "group": group, "timestamp": "0", "isForce": "false",
+		"queueId": strconv.Itoa(int(mq.QueueID)), "offset": strconv.FormatInt(offset, 10),
+	}, nil)
+	if IsCode(err, remoting.ConsumerNotOnline) {
+		return nil
+	}
+	return err
+}

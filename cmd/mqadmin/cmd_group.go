@@ -359,6 +359,9 @@ func resetOffsetByTime(f *flags) func(context.Context, *env) error {
 	ts := f.str("s", "timestamp", "", "set the timestamp[now|currentTimeMillis|yyyy-MM-dd#HH:mm:ss:SSS]")
 	force := f.str("f", "force", "true", "set the force rollback by timestamp switch[true|false]. Deprecated.")
 	f.str("c", "cluster", "", "Cluster name or lmq parent topic, lmq is used to find the route.")
+	broker := f.str("b", "broker", "", "broker addr (with -q: reset that queue only)")
+	queue := f.str("q", "queue", "", "queue id (with -b)")
+	offset := f.str("o", "offset", "", "Expect queue offset, not support old version broker (with -b and -q; default: the offset found by -s)")
 	return func(ctx context.Context, e *env) error {
 		for name, v := range map[string]string{"group": *group, "topic": *topic, "timestamp": *ts} {
 			if err := required(name, v); err != nil {
@@ -372,6 +375,9 @@ func resetOffsetByTime(f *flags) func(context.Context, *env) error {
 		isForce, err := parseBool("force", *force, true)
 		if err != nil {
 			return err
+		}
+		if *broker != "" && *queue != "" {
+			return resetQueue(ctx, e, *broker, *group, *topic, *queue, *offset, when)
 		}
 		table0, err := e.admin.ResetOffsetByTimeAll(ctx, *topic, *group, when, isForce)
 		online := true
@@ -400,4 +406,43 @@ func resetOffsetByTime(f *flags) func(context.Context, *env) error {
 		}
 		return e.out.print(map[string]any{"group": *group, "topic": *topic, "timestamp": when, "force": isForce, "consumersOnline": online, "offsets": rows}, []*table{t}, note)
 	}
+}
+
+// resetQueue is resetOffsetByTime -b -q: one queue, to -o or to the
+// offset found by the time.
+func resetQueue(ctx context.Context, e *env, addr, group, topic, queue, offset string, when int64) error {
+	q, err := parseInt("queue", queue, 0)
+	if err != nil {
+		return err
+	}
+	route, err := e.admin.TopicRoute(ctx, topic)
+	if err != nil {
+		return err
+	}
+	name := ""
+	for n, a := range admin.MasterAddrs(route.BrokerDatas) {
+		if a == addr {
+			name = n
+		}
+	}
+	if name == "" {
+		return fmt.Errorf("broker %s serves no queue of topic %s", addr, topic)
+	}
+	mq := protocol.MessageQueue{Topic: topic, BrokerName: name, QueueID: int32(q)}
+	to, err := parseInt("offset", offset, -1)
+	if err != nil {
+		return err
+	}
+	if to < 0 {
+		if to, err = e.admin.SearchOffset(ctx, addr, topic, mq.QueueID, when); err != nil {
+			return err
+		}
+	}
+	if err := e.admin.ResetOffsetByQueueID(ctx, addr, group, mq, to); err != nil {
+		return err
+	}
+	t := &table{header: []string{"brokerName", "queueId", "offset"}}
+	t.add(mq.BrokerName, mq.QueueID, to)
+	return e.out.print(map[string]any{"group": group, "topic": topic, "timestamp": when,
+		"offsets": []any{map[string]any{"topic": topic, "brokerName": name, "queueId": mq.QueueID, "offset": to}}}, []*table{t})
 }
