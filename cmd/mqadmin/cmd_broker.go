@@ -58,8 +58,12 @@ func clusterList(f *flags) func(context.Context, *env) error {
 					if active == "" && err == nil {
 						active = "true"
 					}
+					space := kv["commitLogDiskRatio"]
+					if r, err := strconv.ParseFloat(space, 64); err == nil {
+						space = fmt.Sprintf("%.4f", r)
+					}
 					t.add(cluster, name, id, addr, kv["brokerVersionDesc"], firstField(kv["putTps"]),
-						firstField(kv["getTransferredTps"]), hour, kv["commitLogDiskRatio"], active)
+						firstField(kv["getTransferredTps"]), hour, space, active)
 				}
 			}
 		}
