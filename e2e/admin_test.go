@@ -372,7 +372,7 @@ func TestAdmin_ResetOffsetAndClientCalls(t *testing.T) {
 	time.Sleep(20 * time.Millisecond) // store times before and after the reset point differ
 	from := time.Now().UnixMilli()
 	time.Sleep(20 * time.Millisecond)
-	sendN(t, p, topic, "new", 5, nil)
+	second := sendN(t, p, topic, "new", 5, nil)
 	group := unique("ResetGroup")
 	col := newCollector()
 	newPushConsumer(t, s, group, topic, "*", col)
@@ -454,6 +454,16 @@ func TestAdmin_ResetOffsetAndClientCalls(t *testing.T) {
 	rb, err = protocol.DecodeResetOffsetBody(resp.Body)
 	require.NoError(t, err)
 	require.Equal(t, map[protocol.MessageQueue]int64{{Topic: topic, BrokerName: "broker-a", QueueID: 1}: 0}, rb.OffsetTable)
+	inQueue1 := 0
+	for _, r := range append(first, second...) {
+		if r.MessageQueue.QueueId == 1 {
+			inQueue1++
+		}
+	}
+	require.Positive(t, inQueue1)
+	// Queue 1 comes again; and the client's rebalance after its reset is
+	// over before it shuts down (the Go client races otherwise).
+	col.waitFor(t, 10+1+5+inQueue1, 60*time.Second)
 	resp = call(t, c, s.b.Addr(), remoting.InvokeBrokerToResetOffset,
 		map[string]string{"topic": topic, "group": group, "timestamp": "0", "queueId": "1", "offset": "99"}, nil)
 	require.Equal(t, remoting.SystemError, resp.Code)

@@ -98,3 +98,14 @@ func FuzzAdminBodies(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkBrokerStats_ArrivedSerial is the put path's cost as the store
+// calls the listener: one dispatching goroutine at a time.
+func BenchmarkBrokerStats_ArrivedSerial(b *testing.B) {
+	s := newBrokerStats(time.Now())
+	a := store.Arrival{Topic: "T"}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.arrived(a)
+	}
+}
