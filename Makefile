@@ -16,7 +16,7 @@ test:
 bench:
 	$(GO) test -p 1 -run '^$$' -bench 'BenchmarkAppend|BenchmarkCeiling|BenchmarkPutMessage$$|BenchmarkGetMessage' -benchmem -benchtime $(BENCHTIME) ./commitlog/ ./store/
 
-## build: compile every package, and the commands into ./bin
+## build: compile every package, and the commands (broker, namesrv, mqadmin) into ./bin
 build:
 	$(GO) build ./...
 	$(GO) build -o bin/ ./cmd/...

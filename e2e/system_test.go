@@ -19,7 +19,9 @@ import (
 
 func TestMain(m *testing.M) {
 	rlog.SetLogLevel("error")
-	os.Exit(m.Run())
+	code := m.Run()
+	removeMQAdminBinary()
+	os.Exit(code)
 }
 
 // system is a name server and a broker on loopback.
