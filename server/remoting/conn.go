@@ -29,6 +29,12 @@ type Conn struct {
 
 	nextOpaque atomic.Int32
 
+	// Bounds on what the connection may have queued (see limits.go).
+	queued  atomic.Int64  // bytes of frames sent and not yet written
+	owed    atomic.Int64  // requests read and not yet answered
+	paused  atomic.Bool   // the reader waits for queued or owed to drop, or writes
+	resumed chan struct{} // wakes the paused reader; buffered 1
+
 	wmu          sync.Mutex // guards the four fields below (see writer.go)
 	pend         []byte     // frames queued behind the writer, in order
 	pendDeadline time.Time  // the soonest deadline of the queued frames
@@ -39,6 +45,7 @@ type Conn struct {
 
 	mu       sync.Mutex // guards the fields below
 	closed   bool
+	isShut   atomic.Bool             // closed, readable without mu
 	closeErr error                   // why it closed
 	pending  map[int32]chan *Command // calls waiting for a response, by opaque
 	deferred map[*Request]struct{}   // deferred requests not yet answered
@@ -54,6 +61,7 @@ func newConn(ep *endpoint, nc net.Conn, id uint64) *Conn {
 		cancel:   cancel,
 		done:     make(chan struct{}),
 		sem:      make(chan struct{}, ep.opts.MaxConcurrentPerConn),
+		resumed:  make(chan struct{}, 1),
 		pending:  make(map[int32]chan *Command),
 		deferred: make(map[*Request]struct{}),
 	}
@@ -92,11 +100,7 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-func (c *Conn) isClosed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
-}
+func (c *Conn) isClosed() bool { return c.isShut.Load() }
 
 // closeWith closes the connection once, recording why.
 func (c *Conn) closeWith(reason error) {
@@ -106,6 +110,7 @@ func (c *Conn) closeWith(reason error) {
 		return
 	}
 	c.closed = true
+	c.isShut.Store(true)
 	c.closeErr = reason
 	pending := c.pending
 	deferred := c.deferred
@@ -203,11 +208,16 @@ func (c *Conn) readLoop() {
 	var err error
 	for {
 		if !fr.frameBuffered() { // the next read may wait for the peer
-			c.flush() // answers of inline processors go out first
+			c.readerFlush() // answers of inline processors go out first
 			if idle := c.ep.opts.IdleTimeout; idle > 0 {
 				if err = c.nc.SetReadDeadline(time.Now().Add(idle)); err != nil {
 					break
 				}
+			}
+		}
+		if c.overLimits() {
+			if err = c.waitBelowLimits(); err != nil {
+				break
 			}
 		}
 		var cmd *Command
@@ -218,7 +228,7 @@ func (c *Conn) readLoop() {
 		if cmd.IsResponse() {
 			c.deliver(cmd)
 		} else {
-			c.dispatch(cmd, fr.frameBuffered())
+			c.dispatch(cmd)
 		}
 	}
 	c.logReadEnd(err)
@@ -272,10 +282,8 @@ func (c *Conn) deliver(resp *Command) {
 // dispatch runs an inline processor here, or starts the processor for a
 // request in its own goroutine after waiting for a free slot of
 // MaxConcurrentPerConn. Requests without a processor, or arriving while
-// the endpoint shuts down, are answered here. more says that another
-// request is already read: answers written here wait for the next write
-// or flush.
-func (c *Conn) dispatch(cmd *Command, more bool) {
+// the endpoint shuts down, are answered here.
+func (c *Conn) dispatch(cmd *Command) {
 	r := c.ep.processor(cmd.Code)
 	req := &Request{Command: cmd, Conn: c}
 	switch {
@@ -287,8 +295,11 @@ func (c *Conn) dispatch(cmd *Command, more bool) {
 		return
 	}
 	c.ep.inflight.add()
+	c.owed.Add(1)
 	if r.inline {
-		c.respond(req, c.run(r.p, req), more)
+		// Corked: the answer leaves with the others read together, at
+		// the latest when the loop finds no whole frame buffered.
+		c.respond(req, c.run(r.p, req), true)
 		return
 	}
 	select {
@@ -299,6 +310,7 @@ func (c *Conn) dispatch(cmd *Command, more bool) {
 		case c.sem <- struct{}{}:
 		case <-c.done:
 			c.ep.inflight.done()
+			c.owed.Add(-1)
 			return
 		}
 	}
@@ -368,4 +380,7 @@ func (c *Conn) requestDone(r *Request, wasDeferred bool) {
 		c.mu.Unlock()
 	}
 	c.ep.inflight.done()
+	if c.owed.Add(-1) <= c.resumeOwed() && c.paused.Load() {
+		c.wake()
+	}
 }

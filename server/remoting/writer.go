@@ -1,7 +1,10 @@
 package remoting
 
 import (
+	"errors"
 	"fmt"
+	"net"
+	"os"
 	"time"
 )
 
@@ -12,6 +15,10 @@ import (
 // were sent, and nobody waits for a writer goroutine to wake up. A frame
 // sent with cork waits for the next write or flush (the reading goroutine
 // corks the answers of inline processors while more requests are read).
+
+// ErrPeerNotReading is why a connection closes whose peer took none of
+// the bytes written to it for the write timeout.
+var ErrPeerNotReading = errors.New("remoting: peer not reading")
 
 // smallBody is the largest body copied behind the header into one write;
 // larger bodies go out with writev, uncopied, unless they must be queued.
@@ -38,6 +45,7 @@ func (c *Conn) send(cmd *Command, deadline time.Time, cork bool) error {
 		c.wmu.Unlock()
 		return ErrConnClosed
 	}
+	start := len(c.pend)
 	buf, err := cmd.appendHead(c.pend, len(cmd.Body))
 	if err != nil {
 		c.wmu.Unlock()
@@ -51,6 +59,7 @@ func (c *Conn) send(cmd *Command, deadline time.Time, cork bool) error {
 		body = cmd.Body
 	}
 	c.pend = buf
+	c.queued.Add(int64(len(buf) - start + len(body)))
 	c.pendDeadline = sooner(c.pendDeadline, deadline)
 	if queue {
 		c.wmu.Unlock()
@@ -65,7 +74,13 @@ func (c *Conn) send(cmd *Command, deadline time.Time, cork bool) error {
 
 // flush writes the queued frames, unless another goroutine is writing
 // (which writes them).
-func (c *Conn) flush() {
+func (c *Conn) flush() { c.flushAs(false) }
+
+// readerFlush is flush by the reading goroutine, which counts as paused
+// while it writes: it does not read meanwhile.
+func (c *Conn) readerFlush() { c.flushAs(true) }
+
+func (c *Conn) flushAs(reader bool) {
 	c.wmu.Lock()
 	if c.writing || len(c.pend) == 0 {
 		c.wmu.Unlock()
@@ -73,6 +88,10 @@ func (c *Conn) flush() {
 	}
 	out, d := c.takeLocked()
 	c.wmu.Unlock()
+	if reader {
+		c.paused.Store(true)
+		defer c.paused.Store(false)
+	}
 	c.drain(out, c.writeOut(out, nil, d))
 }
 
@@ -108,29 +127,68 @@ func (c *Conn) drain(out []byte, err error) {
 }
 
 // writeOut writes out, then body if not nil, in one writev. Only the
-// writer calls it.
+// writer calls it. A peer that takes none of the bytes for WriteTimeout
+// is not reading: the connection is closed, with that reason logged.
 func (c *Conn) writeOut(out, body []byte, deadline time.Time) error {
-	if wt := c.ep.opts.WriteTimeout; wt > 0 {
-		deadline = sooner(deadline, time.Now().Add(wt))
+	n := len(out) + len(body)
+	c.bufArr = [2][]byte{out, body}
+	c.bufs = c.bufArr[:1]
+	if body != nil {
+		c.bufs = c.bufArr[:2]
 	}
-	if err := c.nc.SetWriteDeadline(deadline); err != nil {
-		c.closeWith(err)
-		return fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err)
-	}
-	var err error
-	if body == nil {
-		_, err = c.nc.Write(out)
-	} else {
-		c.bufArr = [2][]byte{out, body}
-		c.bufs = c.bufArr[:] // WriteTo consumes bufs and clears bufArr
-		_, err = c.bufs.WriteTo(c.nc)
-	}
+	err := c.writeBuffers(&c.bufs, deadline)
+	c.bufArr = [2][]byte{}
 	if err != nil {
-		c.ep.log.Warn("remoting: write failed, closing the connection", "conn", c, "err", err)
+		return err
+	}
+	c.written(n)
+	return nil
+}
+
+// writeBuffers writes all of bufs (consuming it), renewing the write
+// timeout whenever the peer takes some bytes; deadline, when not zero, is
+// a limit of its own. On failure it closes the connection.
+func (c *Conn) writeBuffers(bufs *net.Buffers, deadline time.Time) error {
+	wt := c.ep.opts.WriteTimeout
+	for {
+		d := deadline
+		if wt > 0 {
+			d = sooner(d, time.Now().Add(wt))
+		}
+		if err := c.nc.SetWriteDeadline(d); err != nil {
+			c.closeWith(err)
+			return fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err)
+		}
+		var n int64
+		var err error
+		if len(*bufs) == 1 {
+			var m int
+			m, err = c.nc.Write((*bufs)[0])
+			n = int64(m)
+			(*bufs)[0] = (*bufs)[0][m:]
+			if err == nil {
+				*bufs = (*bufs)[:0]
+			}
+		} else {
+			n, err = bufs.WriteTo(c.nc) // consumes what it wrote
+		}
+		if err == nil {
+			return nil
+		}
+		timedOut := errors.Is(err, os.ErrDeadlineExceeded)
+		if timedOut && n > 0 && (deadline.IsZero() || time.Now().Before(deadline)) {
+			continue // the peer reads, slowly: give it another WriteTimeout
+		}
+		if timedOut && (deadline.IsZero() || time.Now().Before(deadline)) {
+			c.ep.log.Warn("remoting: the peer has read nothing for the write timeout, closing the connection",
+				"conn", c, "writeTimeout", wt, "queuedBytes", c.queued.Load())
+			err = fmt.Errorf("%w: the peer read nothing for %v", ErrPeerNotReading, wt)
+		} else {
+			c.ep.log.Warn("remoting: write failed, closing the connection", "conn", c, "err", err)
+		}
 		c.closeWith(err)
 		return fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err)
 	}
-	return nil
 }
 
 // sooner returns the sooner of two deadlines; zero means none.
