@@ -35,13 +35,19 @@ type Conn struct {
 	paused  atomic.Bool   // the reader waits for queued or owed to drop, or writes
 	resumed chan struct{} // wakes the paused reader; buffered 1
 
-	wmu          sync.Mutex // guards the four fields below (see writer.go)
-	pend         []byte     // frames queued behind the writer, in order
+	wmu          sync.Mutex // guards the fields up to spare (see writer.go)
+	pend         []byte     // frames queued behind the writer, in order, after segs
+	sealed       int        // pend[:sealed] is in segs already
+	segs         [][]byte   // queued ahead of pend[sealed:]: pieces of pend and uncopied bodies
+	rels         []func()   // releases of the uncopied bodies in segs
 	pendDeadline time.Time  // the soonest deadline of the queued frames
-	writing      bool       // a goroutine writes; it writes pend before it stops
+	writing      bool       // a goroutine writes; it writes the queue before it stops
 	spare        []byte     // a free buffer for pend
-	bufs         net.Buffers
-	bufArr       [2][]byte // bufs and bufArr belong to the writer: writev of frame and large body
+	// The writer's, while writing is set:
+	wbufs     net.Buffers // what it writes
+	wrels     []func()    // to call once written
+	wout      []byte      // the pend buffer it took, kept as spare after
+	wdeadline time.Time
 
 	mu       sync.Mutex // guards the fields below
 	closed   bool
@@ -121,6 +127,7 @@ func (c *Conn) closeWith(reason error) {
 	c.nc.Close()
 	c.cancel()
 	close(c.done)
+	c.dropQueued()
 	for _, ch := range pending {
 		close(ch)
 	}

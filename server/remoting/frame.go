@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"slices"
 )
 
@@ -72,25 +73,32 @@ func (c *Command) appendHead(dst []byte, bodyLen int) ([]byte, error) {
 // AppendFrame appends c's whole frame (length, type and header length,
 // header, body) to dst, in c.SerializeType.
 func (c *Command) AppendFrame(dst []byte) ([]byte, error) {
-	dst, err := c.appendHead(dst, len(c.Body))
+	dst, err := c.appendHead(dst, c.bodyLen())
 	if err != nil {
 		return dst, err
 	}
-	return append(dst, c.Body...), nil
+	if c.BodyParts == nil {
+		return append(dst, c.Body...), nil
+	}
+	for _, p := range c.BodyParts {
+		dst = append(dst, p...)
+	}
+	return dst, nil
 }
 
 // WriteTo writes c's frame to w: the head in one Write, then the body.
 func (c *Command) WriteTo(w io.Writer) (int64, error) {
-	head, err := c.appendHead(make([]byte, 0, 256), len(c.Body))
+	head, err := c.appendHead(make([]byte, 0, 256), c.bodyLen())
 	if err != nil {
 		return 0, err
 	}
-	n, err := w.Write(head)
-	if err != nil || len(c.Body) == 0 {
-		return int64(n), err
+	bufs := net.Buffers{head}
+	if c.BodyParts == nil {
+		bufs = append(bufs, c.Body)
+	} else {
+		bufs = append(bufs, c.BodyParts...)
 	}
-	m, err := w.Write(c.Body)
-	return int64(n + m), err
+	return bufs.WriteTo(w)
 }
 
 // Decode decodes one whole frame, length field included. The returned

@@ -88,6 +88,7 @@ func (r *Request) respond(resp *Command, cork bool) error {
 	for {
 		prev = r.state.Load()
 		if prev == reqDone {
+			resp.release()
 			if r.Conn.isClosed() {
 				return ErrConnClosed
 			}
@@ -99,6 +100,7 @@ func (r *Request) respond(resp *Command, cork bool) error {
 	}
 	defer r.Conn.requestDone(r, prev == reqDeferred)
 	if r.IsOneway() {
+		resp.release()
 		return nil
 	}
 	resp.Opaque = r.Opaque

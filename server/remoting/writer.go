@@ -22,6 +22,7 @@ var ErrPeerNotReading = errors.New("remoting: peer not reading")
 
 // smallBody is the largest body copied behind the header into one write;
 // larger bodies go out with writev, uncopied, unless they must be queued.
+// BodyParts are never copied.
 const smallBody = 4 << 10
 
 // maxSpare is the largest write buffer kept for the next write.
@@ -37,39 +38,64 @@ func (c *Conn) write(cmd *Command, deadline time.Time) error {
 // queues it behind the goroutine writing now (or, with cork, for the next
 // write or flush). A failed or timed-out write leaves the stream broken,
 // so it closes the connection; the frames queued then are lost, and the
-// calls waiting for answers fail with ErrConnClosed. cmd's body is not
-// referenced after send returns.
+// calls waiting for answers fail with ErrConnClosed. cmd.Body is not
+// referenced after send returns; cmd.BodyParts are, until cmd.Release is
+// called (once the frame is written or dropped).
 func (c *Conn) send(cmd *Command, deadline time.Time, cork bool) error {
 	c.wmu.Lock()
 	if c.isClosed() {
 		c.wmu.Unlock()
+		cmd.release()
 		return ErrConnClosed
 	}
 	start := len(c.pend)
-	buf, err := cmd.appendHead(c.pend, len(cmd.Body))
+	bodyLen := cmd.bodyLen()
+	buf, err := cmd.appendHead(c.pend, bodyLen)
 	if err != nil {
 		c.wmu.Unlock()
+		cmd.release()
 		return err
 	}
+	frameLen := len(buf) - start + bodyLen
 	queue := c.writing || cork
-	var body []byte
-	if queue || len(cmd.Body) <= smallBody {
+	switch {
+	case cmd.BodyParts != nil:
+		c.sealLocked(buf)
+		for _, p := range cmd.BodyParts {
+			if len(p) > 0 {
+				c.segs = append(c.segs, p)
+			}
+		}
+		if cmd.Release != nil {
+			c.rels = append(c.rels, cmd.Release)
+		}
+	case !queue && len(cmd.Body) > smallBody: // written before send returns
+		c.sealLocked(buf)
+		c.segs = append(c.segs, cmd.Body)
+	default:
 		buf = append(buf, cmd.Body...)
-	} else {
-		body = cmd.Body
+		c.pend = buf
 	}
-	c.pend = buf
-	c.queued.Add(int64(len(buf) - start + len(body)))
+	c.queued.Add(int64(frameLen))
 	c.pendDeadline = sooner(c.pendDeadline, deadline)
 	if queue {
 		c.wmu.Unlock()
 		return nil
 	}
-	out, d := c.takeLocked()
+	c.takeLocked()
 	c.wmu.Unlock()
-	err = c.writeOut(out, body, d)
-	c.drain(out, err)
+	err = c.writeOut()
+	c.drain(err)
 	return err
+}
+
+// sealLocked ends the queued bytes at buf (the pend buffer with a head
+// just appended) so that uncopied slices can follow them.
+func (c *Conn) sealLocked(buf []byte) {
+	if len(buf) > c.sealed {
+		c.segs = append(c.segs, buf[c.sealed:len(buf):len(buf)])
+	}
+	c.pend, c.sealed = buf, len(buf)
 }
 
 // flush writes the queued frames, unless another goroutine is writing
@@ -82,62 +108,105 @@ func (c *Conn) readerFlush() { c.flushAs(true) }
 
 func (c *Conn) flushAs(reader bool) {
 	c.wmu.Lock()
-	if c.writing || len(c.pend) == 0 {
+	if c.writing || len(c.pend) == 0 && len(c.segs) == 0 {
 		c.wmu.Unlock()
 		return
 	}
-	out, d := c.takeLocked()
+	c.takeLocked()
 	c.wmu.Unlock()
 	if reader {
 		c.paused.Store(true)
 		defer c.paused.Store(false)
 	}
-	c.drain(out, c.writeOut(out, nil, d))
+	c.drain(c.writeOut())
 }
 
 // takeLocked makes the caller the writer and hands it the queued frames
-// and their deadline.
-func (c *Conn) takeLocked() ([]byte, time.Time) {
+// (into the writer's wbufs, wrels, wout and wdeadline).
+func (c *Conn) takeLocked() {
 	c.writing = true
-	out, d := c.pend, c.pendDeadline
-	c.pend, c.spare, c.pendDeadline = c.spare[:0], nil, time.Time{}
-	return out, d
+	c.wbufs = append(c.wbufs[:0], c.segs...)
+	if len(c.pend) > c.sealed {
+		c.wbufs = append(c.wbufs, c.pend[c.sealed:])
+	}
+	c.wrels = append(c.wrels[:0], c.rels...)
+	c.wout, c.wdeadline = c.pend, c.pendDeadline
+	clear(c.segs)
+	clear(c.rels)
+	c.segs, c.rels = c.segs[:0], c.rels[:0]
+	c.pend, c.spare, c.sealed, c.pendDeadline = c.spare[:0], nil, 0, time.Time{}
 }
 
-// drain, called by the writer after writing out with result err, writes
-// what was queued meanwhile until nothing is left, then stops being the
-// writer.
-func (c *Conn) drain(out []byte, err error) {
+// drain, called by the writer after a write with result err, writes what
+// was queued meanwhile until nothing is left, then stops being the writer.
+// After an error (the connection is closed) what is queued is dropped.
+func (c *Conn) drain(err error) {
 	for {
 		c.wmu.Lock()
-		if cap(out) <= maxSpare {
-			c.spare = out[:0]
+		if cap(c.wout) <= maxSpare {
+			c.spare = c.wout[:0]
 		}
-		if err != nil || len(c.pend) == 0 {
-			c.pend, c.pendDeadline = c.pend[:0], time.Time{} // after an error the connection is closed
+		c.wout = nil
+		if err != nil || len(c.pend) == 0 && len(c.segs) == 0 {
+			var dropped []func()
+			if err != nil {
+				dropped = c.dropQueuedLocked()
+			}
 			c.writing = false
 			c.wmu.Unlock()
+			for _, r := range dropped {
+				r()
+			}
 			return
 		}
-		var d time.Time
-		out, d = c.takeLocked()
+		c.takeLocked()
 		c.wmu.Unlock()
-		err = c.writeOut(out, nil, d)
+		err = c.writeOut()
 	}
 }
 
-// writeOut writes out, then body if not nil, in one writev. Only the
-// writer calls it. A peer that takes none of the bytes for WriteTimeout
-// is not reading: the connection is closed, with that reason logged.
-func (c *Conn) writeOut(out, body []byte, deadline time.Time) error {
-	n := len(out) + len(body)
-	c.bufArr = [2][]byte{out, body}
-	c.bufs = c.bufArr[:1]
-	if body != nil {
-		c.bufs = c.bufArr[:2]
+// dropQueuedLocked forgets the queued frames and returns the releases of
+// their uncopied bodies.
+func (c *Conn) dropQueuedLocked() []func() {
+	rels := append([]func(){}, c.rels...)
+	clear(c.segs)
+	clear(c.rels)
+	c.segs, c.rels = c.segs[:0], c.rels[:0]
+	c.pend, c.sealed, c.pendDeadline = c.pend[:0], 0, time.Time{}
+	return rels
+}
+
+// dropQueued, at close, releases the frames queued with no writer to
+// write them (a writer drops them itself when its next write fails).
+func (c *Conn) dropQueued() {
+	c.wmu.Lock()
+	if c.writing {
+		c.wmu.Unlock()
+		return
 	}
-	err := c.writeBuffers(&c.bufs, deadline)
-	c.bufArr = [2][]byte{}
+	rels := c.dropQueuedLocked()
+	c.wmu.Unlock()
+	for _, r := range rels {
+		r()
+	}
+}
+
+// writeOut writes the writer's wbufs in one writev, then calls the
+// releases of the uncopied bodies among them. Only the writer calls it.
+func (c *Conn) writeOut() error {
+	n := 0
+	for _, b := range c.wbufs {
+		n += len(b)
+	}
+	bufs := c.wbufs // writeBuffers consumes its copy of the slice header
+	err := c.writeBuffers(&bufs, c.wdeadline)
+	clear(c.wbufs)
+	c.wbufs = c.wbufs[:0]
+	for i, r := range c.wrels {
+		r()
+		c.wrels[i] = nil
+	}
+	c.wrels = c.wrels[:0]
 	if err != nil {
 		return err
 	}
