@@ -330,6 +330,7 @@ func (c *Conn) answerInline(req *Request, resp *Command) {
 		return
 	}
 	resp.Opaque = req.Opaque
+	resp.SerializeType = req.SerializeType
 	if err := c.write(resp, time.Time{}); err != nil {
 		c.ep.log.Debug("remoting: answer not written", "conn", c, "code", req.Code, "err", err)
 	}
