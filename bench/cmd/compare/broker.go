@@ -107,6 +107,7 @@ func (c *child) stop() error {
 type brokerProcess struct {
 	*child
 	nsAddr string
+	addr   string // the broker's own listen address
 }
 
 func startBroker(bin, dir string, syncFlush bool, fileSize int) (*brokerProcess, error) {
@@ -142,7 +143,7 @@ func startBroker(bin, dir string, syncFlush bool, fileSize int) (*brokerProcess,
 	if err != nil {
 		return nil, err
 	}
-	p := &brokerProcess{child: ch, nsAddr: ns}
+	p := &brokerProcess{child: ch, nsAddr: ns, addr: fmt.Sprintf("127.0.0.1:%d", bPort)}
 	c, err := remoting.NewClient(remoting.Options{})
 	if err != nil {
 		p.stop()
@@ -275,6 +276,9 @@ func rmqBrokerRows(c *config, r *results, syncFlush bool) error {
 	smp.extra, smp.cpu = smp.cpuPerM(), processCPU(pid)-cpu0 // the client's, then the server's
 	r.add(row{id: "rs.broker.async", group: group3, system: "rocketstore", extraName: clientCPU,
 		label: fmt.Sprintf("SendAsync 1KiB, async flush, 1 producer, %d in flight", asyncWindow)}, smp)
+	if err := leanRows(c, r, bp.addr, pid); err != nil {
+		return err
+	}
 
 	// The drain: fill a topic, then time a push consumer reading it all.
 	topic = unique("BenchDrain")
