@@ -1,7 +1,6 @@
 package remoting
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -211,13 +210,27 @@ func (c *Conn) dropPending(op int32) {
 // it and runs the close listeners. It runs in a tracked goroutine.
 func (c *Conn) readLoop() {
 	defer c.ep.goroutines.done()
-	fr := NewFrameReader(bufio.NewReaderSize(c.nc, 64<<10), c.ep.opts.MaxFrameSize)
+	br := c.ep.readBuffer(c.nc)
+	fr := NewFrameReader(br, c.ep.opts.MaxFrameSize)
 	var err error
 	for {
 		if !fr.frameBuffered() { // the next read may wait for the peer
 			c.readerFlush() // answers of inline processors go out first
 			if idle := c.ep.opts.IdleTimeout; idle > 0 {
 				if err = c.nc.SetReadDeadline(time.Now().Add(idle)); err != nil {
+					break
+				}
+			}
+			if br.Buffered() == 0 {
+				// Idle: the 64 KiB buffer goes back to the pool while the
+				// connection waits, so an idle connection costs little more
+				// than its goroutine.
+				c.ep.readBuffers.Put(br)
+				var waited bool
+				waited, err = waitReadable(c.nc)
+				br = c.ep.readBuffer(c.nc)
+				fr.r = br
+				if err != nil && waited {
 					break
 				}
 			}
@@ -238,6 +251,7 @@ func (c *Conn) readLoop() {
 			c.dispatch(cmd)
 		}
 	}
+	c.ep.readBuffers.Put(br)
 	c.logReadEnd(err)
 	c.closeWith(err)
 	for _, f := range c.ep.closeListeners() {

@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -116,6 +117,8 @@ type endpoint struct {
 	processors atomic.Pointer[processorTable]
 	listeners  atomic.Pointer[[]func(*Conn)]
 
+	readBuffers sync.Pool // *bufio.Reader of 64 KiB, shared by the connections not waiting
+
 	nextID     atomic.Uint64
 	draining   atomic.Bool // new requests get SERVICE_NOT_AVAILABLE
 	goroutines tracker     // readers, processors, async calls
@@ -173,6 +176,15 @@ func (ep *endpoint) processor(code int) registered {
 		return r
 	}
 	return t.def
+}
+
+// readBuffer returns a pooled 64 KiB reader of nc.
+func (ep *endpoint) readBuffer(nc net.Conn) *bufio.Reader {
+	if br, ok := ep.readBuffers.Get().(*bufio.Reader); ok {
+		br.Reset(nc)
+		return br
+	}
+	return bufio.NewReaderSize(nc, 64<<10)
 }
 
 func (ep *endpoint) addCloseListener(f func(*Conn)) {
