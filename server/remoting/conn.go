@@ -247,8 +247,8 @@ func (c *Conn) readLoop() {
 		}
 		if cmd.IsResponse() {
 			c.deliver(cmd)
-		} else {
-			c.dispatch(cmd)
+		} else if c.dispatch(cmd) {
+			fr.recycle(cmd.ExtFields)
 		}
 	}
 	c.ep.readBuffers.Put(br)
@@ -303,17 +303,19 @@ func (c *Conn) deliver(resp *Command) {
 // dispatch runs an inline processor here, or starts the processor for a
 // request in its own goroutine after waiting for a free slot of
 // MaxConcurrentPerConn. Requests without a processor, or arriving while
-// the endpoint shuts down, are answered here.
-func (c *Conn) dispatch(cmd *Command) {
+// the endpoint shuts down, are answered here. It reports whether the
+// request is done with (answered here, by an inline processor that did not
+// defer it): then its ext map may be reused.
+func (c *Conn) dispatch(cmd *Command) bool {
 	r := c.ep.processor(cmd.Code)
 	req := &Request{Command: cmd, Conn: c}
 	switch {
 	case c.ep.draining.Load():
 		c.answerInline(req, NewResponse(ServiceNotAvailable, "the server is shutting down"))
-		return
+		return true
 	case r.p == nil:
 		c.answerInline(req, NewResponse(RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", cmd.Code)))
-		return
+		return true
 	}
 	c.ep.inflight.add()
 	c.owed.Add(1)
@@ -321,7 +323,7 @@ func (c *Conn) dispatch(cmd *Command) {
 		// Corked: the answer leaves with the others read together, at
 		// the latest when the loop finds no whole frame buffered.
 		c.respond(req, c.run(r.p, req), true)
-		return
+		return req.state.Load() == reqDone
 	}
 	select {
 	case c.sem <- struct{}{}:
@@ -332,11 +334,12 @@ func (c *Conn) dispatch(cmd *Command) {
 		case <-c.done:
 			c.ep.inflight.done()
 			c.owed.Add(-1)
-			return
+			return false
 		}
 	}
 	c.ep.goroutines.add()
 	go c.process(r.p, req)
+	return false
 }
 
 func (c *Conn) answerInline(req *Request, resp *Command) {
