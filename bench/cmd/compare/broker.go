@@ -110,7 +110,9 @@ type brokerProcess struct {
 	addr   string // the broker's own listen address
 }
 
-func startBroker(bin, dir string, syncFlush bool, fileSize int) (*brokerProcess, error) {
+// startBroker starts cmd/broker storing under dir; conf lines (RocketMQ's
+// broker.conf keys) go to its config file.
+func startBroker(bin, dir string, syncFlush bool, fileSize int, conf ...string) (*brokerProcess, error) {
 	nsPort, err := freePort()
 	if err != nil {
 		return nil, err
@@ -125,11 +127,14 @@ func startBroker(bin, dir string, syncFlush bool, fileSize int) (*brokerProcess,
 		args = append(args, "-syncFlush")
 	}
 	if fileSize > 0 {
-		conf := filepath.Join(filepath.Dir(dir), "broker.conf")
-		if err := os.WriteFile(conf, fmt.Appendf(nil, "mappedFileSizeCommitLog=%d\n", fileSize), 0o644); err != nil {
+		conf = append(conf, fmt.Sprintf("mappedFileSizeCommitLog=%d", fileSize))
+	}
+	if len(conf) > 0 {
+		name := filepath.Join(filepath.Dir(dir), "broker.conf")
+		if err := os.WriteFile(name, []byte(strings.Join(conf, "\n")+"\n"), 0o644); err != nil {
 			return nil, err
 		}
-		args = append(args, "-c", conf)
+		args = append(args, "-c", name)
 	}
 	cmd := exec.Command(bin, args...)
 	logName := filepath.Join(filepath.Dir(dir), "broker.log")
@@ -202,6 +207,9 @@ func rmqProducers(nsAddr string, n int) ([]rocketmq.Producer, func(), error) {
 func brokerSuite(c *config, r *results) error {
 	if err := rmqBrokerRows(c, r, false); err != nil {
 		return fmt.Errorf("rocketstore broker, async flush: %w", err)
+	}
+	if err := leanHeapDrainRow(c, r); err != nil {
+		return fmt.Errorf("rocketstore broker, transferMsgByHeap: %w", err)
 	}
 	if err := natsServerRows(c, r, false); err != nil {
 		return fmt.Errorf("nats-server: %w", err)

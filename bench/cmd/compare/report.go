@@ -32,6 +32,7 @@ var ratioDefs = []ratioDef{
 	{"broker_lean_async_vs_nats_async", "rs.lean.async", "nats.server.async", "rate", "NATS JetStream", true, "lean producer, SEND_MESSAGE_V2 pipelined ÷ nats-server PublishAsync, 1 KiB, 1000 in flight (msgs/s)"},
 	{"broker_lean_cpu_vs_nats_async", "rs.lean.async", "nats.server.async", "cpu", "NATS JetStream", true, "server CPU per message, nats-server PublishAsync ÷ broker under the lean producer (> 1: rocketstore uses less)"},
 	{"drain_lean_vs_nats_drain", "rs.lean.drain", "nats.server.drain", "rate", "NATS JetStream", true, "lean pull consumer drain ÷ JetStream consumer drain (msgs/s)"},
+	{"drain_zerocopy_vs_heap", "rs.lean.drain", "rs.lean.drain.heap", "rate", "rocketstore", false, "lean drain, pulls written from the mapping ÷ copied on the heap (transferMsgByHeap=true)"},
 	{"broker_async_vs_nats_async", "rs.broker.async", "nats.server.async", "rate", "NATS JetStream", false, "broker SendAsync ÷ nats-server PublishAsync"},
 	{"broker_sync16_vs_nats_always16", "rs.broker.sync.send.p16", "nats.server.always.ack.p16", "rate", "NATS JetStream", false, "sync-flush broker, 16 producers ÷ nats-server always, 16 publishers"},
 	{"drain_vs_nats_drain", "rs.broker.drain", "nats.server.drain", "rate", "NATS JetStream", false, "push consumer drain ÷ JetStream consumer drain"},
