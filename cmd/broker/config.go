@@ -114,6 +114,8 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.DisableLitePullMessage = !boolean(k, v)
 		case "enablePropertyFilter":
 			o.DisablePropertyFilter = !boolean(k, v)
+		case "transferMsgByHeap":
+			o.TransferMsgByHeap = boolean(k, v)
 		case "messageIndexEnable":
 			o.Store.DisableIndex = !boolean(k, v)
 		case "traceTopicEnable":
