@@ -79,9 +79,13 @@ func (s *MessageStore) CleanExpiredFiles() (int, error) {
 	percent := usage * 100
 	forcibly := percent > float64(s.opts.DiskSpaceCleanForciblyRatio)
 	full := percent > float64(s.opts.DiskSpaceWarningLevelRatio)
-	if full != s.diskFull.Load() {
-		s.diskFull.Store(full)
-		s.log.Warn("disk fullness changed", "full", full, "usedPercent", percent)
+	if full {
+		if !s.flags.has(diskFull) {
+			s.flags.set(diskFull, fmt.Errorf("the disk is %.1f%% full, over diskSpaceWarningLevelRatio %d%%; free space or lower fileReservedTime: %w",
+				percent, s.opts.DiskSpaceWarningLevelRatio, ErrDiskFull))
+		}
+	} else {
+		s.flags.clear(diskFull)
 	}
 	now := time.Now()
 	if s.opts.Now != nil {

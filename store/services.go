@@ -34,7 +34,7 @@ func (s *MessageStore) startServices() {
 	if s.opts.TransientStorePool {
 		s.services.commit = flush.StartPeriodic(func(pages int) error {
 			s.cl.Commit(pages)
-			s.wakeReput() // committed bytes are now readable
+			s.disp.wakeUp() // committed bytes are now readable
 			return nil
 		}, flush.PeriodicOptions{Name: "commit log commit", Interval: commitCommitLogInterval,
 			Thorough: commitCommitLogThorough, LeastPages: commitCommitLogLeastPages, Logger: s.log})
@@ -66,7 +66,7 @@ func (s *MessageStore) flushCommitLog(pages int) (int64, error) {
 // flushQueues flushes the ConsumeQueues; a thorough flush also moves the
 // checkpoint's logics timestamp. The checkpoint is written every time.
 func (s *MessageStore) flushQueues(pages int) error {
-	ts := s.lastDispatchedTime.Load()
+	ts := s.disp.lastTime.Load()
 	err := s.cqs.Flush(pages)
 	if err == nil && pages == 0 && ts > 0 {
 		s.checkpoint.Update(func(v *recovery.CheckpointValues) { v.LogicsMsgTimestamp = ts })
