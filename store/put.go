@@ -40,7 +40,10 @@ func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
 	own.rec.offset, own.rec.size, own.end = res.WroteOffset, int32(res.WroteBytes), res.WroteOffset+int64(res.WroteBytes)
 	own.rec.queueOffset, own.rec.storeTimestamp = m.QueueOffset, m.StoreTimestamp
 	own.rec.queueID, own.rec.sysFlag, own.rec.topic = m.QueueID, m.SysFlag, m.Topic
-	status := s.waitFlush(m, own.end)
+	status, err := s.waitFlush(m, own.end)
+	if err != nil {
+		return PutResult{}, fmt.Errorf("store: put to %s: written at CommitLog offset %d, but %w", m.Topic, res.WroteOffset, err)
+	}
 	s.disp.afterPut(&own)
 	if err := s.undispatched(m.Topic, res, own.end); err != nil {
 		return PutResult{}, err
@@ -64,7 +67,10 @@ func (s *MessageStore) PutMessages(msgs []*message.Message) (PutResult, error) {
 		return PutResult{}, fmt.Errorf("store: put batch: %w", err)
 	}
 	end := res.WroteOffset + int64(res.WroteBytes)
-	status := s.waitFlush(msgs[0], end)
+	status, err := s.waitFlush(msgs[0], end)
+	if err != nil {
+		return PutResult{}, fmt.Errorf("store: put batch to %s: written at CommitLog offset %d, but %w", msgs[0].Topic, res.WroteOffset, err)
+	}
 	s.disp.afterPut(nil)
 	if err := s.undispatched(msgs[0].Topic, res, end); err != nil {
 		return PutResult{}, err

@@ -76,14 +76,16 @@ func (f *runningFlags) err() error {
 }
 
 // has reports whether r is set.
-func (f *runningFlags) has(r notWritable) bool {
-	e := f.refused.Load()
-	if e == nil {
-		return false
+func (f *runningFlags) has(r notWritable) bool { return f.cause(r) != nil }
+
+// cause is r's cause, nil when r is not set.
+func (f *runningFlags) cause(r notWritable) error {
+	if f.refused.Load() == nil {
+		return nil
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.causes[r] != nil
+	return f.causes[r]
 }
 
 // set makes r a reason to refuse puts, with cause (which wraps r's

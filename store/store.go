@@ -109,7 +109,9 @@ func (s *MessageStore) open() error {
 		return err
 	}
 	if !s.opts.DisableIndex {
-		if s.index, err = indexfile.Open(filepath.Join(s.dir, "index"), s.opts.index()); err != nil {
+		io := s.opts.index()
+		io.OnFileFull = s.indexFileFull
+		if s.index, err = indexfile.Open(filepath.Join(s.dir, "index"), io); err != nil {
 			return err
 		}
 	}
@@ -146,11 +148,26 @@ func (s *MessageStore) Close() error {
 		v.LogicsMsgTimestamp = max(v.LogicsMsgTimestamp, s.disp.lastTime.Load())
 	})
 	caughtUp := s.DispatchedOffset() >= s.cl.MaxOffset()
-	err = errors.Join(err, s.closeParts())
+	// After a failed flush, a flush at close that succeeds proves nothing:
+	// the abort file stays, so the next Open recovers from the disk.
+	err = errors.Join(err, s.flags.cause(flushFailed), s.closeParts())
 	if err == nil && caughtUp {
 		err = s.abort.Remove()
 	}
 	return err
+}
+
+// indexFileFull records, once a full index file is flushed, its
+// endTimestamp as the checkpoint's indexMsgTimestamp and flushes the
+// checkpoint (IndexService.flush): after a crash, recovery keeps the index
+// files up to it and indexes again only what came after.
+func (s *MessageStore) indexFileFull(endTimestamp int64) {
+	s.checkpoint.Update(func(v *recovery.CheckpointValues) {
+		v.IndexMsgTimestamp = max(v.IndexMsgTimestamp, endTimestamp)
+	})
+	if err := s.checkpoint.Flush(); err != nil {
+		s.log.Error("flushing the checkpoint after an index file filled failed", "err", err)
+	}
 }
 
 func (s *MessageStore) closeParts() error {
