@@ -35,6 +35,9 @@ func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
 	}
 	res, err := s.cl.Append(m)
 	if err != nil {
+		if s.noSpace(err) {
+			return PutResult{}, fmt.Errorf("store: put to %s: %w", m.Topic, s.flags.err())
+		}
 		return PutResult{}, fmt.Errorf("store: put to %s: %w", m.Topic, err)
 	}
 	own.rec.offset, own.rec.size, own.end = res.WroteOffset, int32(res.WroteBytes), res.WroteOffset+int64(res.WroteBytes)
@@ -64,6 +67,9 @@ func (s *MessageStore) PutMessages(msgs []*message.Message) (PutResult, error) {
 	}
 	res, err := s.cl.AppendBatch(msgs)
 	if err != nil {
+		if s.noSpace(err) {
+			return PutResult{}, fmt.Errorf("store: put batch to %s: %w", msgs[0].Topic, s.flags.err())
+		}
 		return PutResult{}, fmt.Errorf("store: put batch: %w", err)
 	}
 	end := res.WroteOffset + int64(res.WroteBytes)

@@ -71,6 +71,7 @@ func (s *MessageStore) recover(crashed bool) error {
 		}
 	}
 	reputFrom = min(reputFrom, end)
+	s.log.Info("dispatching the commit log again", "from", reputFrom, "to", end)
 	// Dispatch now, so the ConsumeQueues are whole before the queue offsets
 	// are taken from them.
 	s.disp.from.Store(reputFrom)
