@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -150,4 +151,94 @@ func TestStore_AsyncFlushFails_PutsRefused(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	require.Equal(t, fails, fm.fails.Load(), "no flush after the failed one")
+}
+
+// When an index file cannot be created, dispatch stops and puts fail with
+// a clear error instead of being acknowledged and never delivered; once
+// the cause is gone dispatch resumes by itself and puts are taken again.
+// Every acknowledged message is then consumable and found by key.
+func TestStore_IndexFileCannotBeCreated_PutsFailThenResume(t *testing.T) {
+	dir := t.TempDir()
+	opts := smallOptions()
+	opts.IndexHashSlots, opts.IndexMaxEntries = 16, 40 // a new file every 39 keys
+	s := openTestStore(t, dir, opts)
+	indexDir := filepath.Join(dir, "index")
+	var acked []int
+	put := func(i int) error {
+		_, err := s.PutMessage(msg("T", 0, fmt.Sprint(i), "", fmt.Sprint("key", i)))
+		if err == nil {
+			acked = append(acked, i)
+		}
+		return err
+	}
+	for i := range 30 {
+		require.NoError(t, put(i))
+	}
+	// The index folder becomes a file: no new index file can be created.
+	require.NoError(t, os.RemoveAll(indexDir))
+	require.NoError(t, os.WriteFile(indexDir, nil, 0o644))
+	var failed error
+	for i := 30; i < 200 && failed == nil; i++ {
+		failed = put(i)
+	}
+	require.ErrorIs(t, failed, ErrDispatchStopped, "a put fails once dispatch has stopped")
+	require.ErrorIs(t, failed, ErrNotWritable)
+	require.ErrorIs(t, failed, syscall.ENOTDIR, "the error names the cause: %v", failed)
+	_, err := s.PutMessage(msg("T", 0, "refused", "", "refused"))
+	require.ErrorIs(t, err, ErrDispatchStopped)
+
+	// The cause goes away: the dispatcher retries and puts are taken again.
+	require.NoError(t, os.Remove(indexDir))
+	require.NoError(t, os.Mkdir(indexDir, 0o755))
+	require.Eventually(t, func() bool { return s.flags.err() == nil }, 10*time.Second, 5*time.Millisecond)
+	for i := 1000; i < 1050; i++ {
+		require.NoError(t, put(i))
+	}
+	waitDispatched(t, s)
+	var got []string
+	for off := int64(0); ; {
+		r := s.GetMessage("g", "T", 0, off, 32, nil)
+		if r.Status != Found {
+			r.Release()
+			break
+		}
+		off = r.NextBeginOffset
+		got = append(got, bodies(t, r)...)
+	}
+	for _, i := range acked {
+		require.Contains(t, got, fmt.Sprint(i), "acknowledged message %d is consumable", i)
+		if i >= 30 { // the files made before the folder went are gone with it
+			q, err := s.QueryMessage("T", fmt.Sprint("key", i), 4, 0, 1<<62)
+			require.NoError(t, err)
+			require.Len(t, q.Messages, 1, "key%d is indexed", i)
+			q.Release()
+		}
+	}
+}
+
+// maxHashSlotNum and maxIndexNum size the index files; messageIndexEnable
+// off makes none.
+func TestStore_IndexOptions(t *testing.T) {
+	dir := t.TempDir()
+	opts := smallOptions()
+	opts.IndexHashSlots, opts.IndexMaxEntries = 100, 1000
+	s := openTestStore(t, dir, opts)
+	mustPut(t, s, msg("T", 0, "b", "", "k"))
+	waitDispatched(t, s)
+	entries, err := os.ReadDir(filepath.Join(dir, "index"))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	st, err := os.Stat(filepath.Join(dir, "index", entries[0].Name()))
+	require.NoError(t, err)
+	require.Equal(t, int64(40+100*4+1000*20), st.Size())
+
+	dir = t.TempDir()
+	opts.DisableIndex = true
+	s = openTestStore(t, dir, opts)
+	mustPut(t, s, msg("T", 0, "b", "", "k"))
+	waitDispatched(t, s)
+	_, err = s.QueryMessage("T", "k", 4, 0, 1<<62)
+	require.ErrorIs(t, err, ErrIndexDisabled)
+	_, err = os.Stat(filepath.Join(dir, "index"))
+	require.True(t, os.IsNotExist(err), "no index folder")
 }
