@@ -22,4 +22,12 @@
 //
 // GetMessage and QueryMessage answer with slices of the mapped CommitLog,
 // not copies: release the result when done with its records.
+//
+// Nothing is acknowledged that will not be delivered. The store refuses
+// puts (ErrNotWritable, wrapping the cause) while any of these holds, and
+// reads go on: the disk is full (ErrDiskFull; until expiry sees space
+// again), dispatch stopped on a record it could not write into its
+// ConsumeQueue or the index (ErrDispatchStopped; until it gets past it), or
+// a CommitLog flush failed (ErrFlushFailed; until the store is reopened,
+// as the page cache may have dropped what it could not write).
 package store

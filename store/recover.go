@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rocketstore/rocketstore/mappedfile"
+	"github.com/rocketstore/rocketstore/message"
 	"github.com/rocketstore/rocketstore/recovery"
 )
 
@@ -32,9 +33,27 @@ func (s *MessageStore) recover(crashed bool) error {
 		}
 	}
 	s.log.Info("recovering the commit log", "crashed", crashed, "from", from)
-	end, err := s.cl.Recover(from, nil)
+	// After a crash, the ConsumeQueue units of the records stored up to the
+	// checkpoint's minimum timestamp are durable: the first record after it
+	// is where they may have holes (kept apart from from, which is only
+	// where checking starts, a whole file before).
+	kept, found := from, false
+	var visit func(message.Record, int64) error
+	if crashed {
+		minTs := cp.MinTimestamp()
+		visit = func(r message.Record, off int64) error {
+			if !found && r.StoreTimestamp() > minTs {
+				kept, found = off, true
+			}
+			return nil
+		}
+	}
+	end, err := s.cl.Recover(from, visit)
 	if err != nil {
 		return err
+	}
+	if crashed && !found {
+		kept = end
 	}
 	if len(files) == 0 {
 		for _, q := range s.cqs.All() { // no CommitLog: no queue can point anywhere
@@ -43,12 +62,12 @@ func (s *MessageStore) recover(crashed bool) error {
 			}
 		}
 	}
-	// After a crash, units past the recovery start may have holes (pages
-	// never flushed): drop them all and dispatch again. The checkpoint says
-	// units before it were flushed whole.
+	// After a crash, units past kept may have holes (pages never flushed):
+	// drop them all and dispatch again. The checkpoint says units before it
+	// were flushed whole.
 	cut := end
 	if crashed {
-		cut = from
+		cut = kept
 	}
 	if err := s.cqs.Truncate(cut); err != nil {
 		return fmt.Errorf("truncate consume queues at %d: %w", cut, err)
@@ -56,7 +75,7 @@ func (s *MessageStore) recover(crashed bool) error {
 	minOff := max(s.cl.MinOffset(), 0)
 	reputFrom := max(s.cqs.MaxPhysicOffset(), minOff)
 	if crashed {
-		reputFrom = min(reputFrom, from)
+		reputFrom = min(reputFrom, kept)
 		if s.index != nil {
 			if err := s.index.DropAfter(cp.IndexMsgTimestamp); err != nil {
 				return err
@@ -65,18 +84,23 @@ func (s *MessageStore) recover(crashed bool) error {
 	}
 	if s.index != nil {
 		// The index may be behind the queues (files dropped or deleted):
-		// index again from its last record.
-		if _, indexed := s.index.LastUpdate(); !s.covers(indexed, reputFrom) {
+		// index again from its last record, or from the start when it
+		// holds nothing (no file, or none with an entry: its offset 0
+		// is then no record's).
+		if ts, indexed := s.index.LastUpdate(); ts == 0 {
+			reputFrom = min(reputFrom, minOff)
+		} else if !s.covers(indexed, reputFrom) {
 			reputFrom = min(reputFrom, max(indexed, minOff))
 		}
 	}
 	reputFrom = min(reputFrom, end)
+	s.log.Info("dispatching the commit log again", "from", reputFrom, "to", end)
 	// Dispatch now, so the ConsumeQueues are whole before the queue offsets
 	// are taken from them.
-	s.reput.from.Store(reputFrom)
-	s.doReput()
-	if s.reput.from.Load() < end {
-		return fmt.Errorf("dispatch stopped at %d before the end of the commit log at %d", s.reput.from.Load(), end)
+	s.disp.from.Store(reputFrom)
+	s.disp.catchUp()
+	if s.disp.from.Load() < end {
+		return fmt.Errorf("dispatch stopped at %d before the end of the commit log at %d", s.disp.from.Load(), end)
 	}
 	for _, q := range s.cqs.All() {
 		s.cl.SetQueueOffset(q.Topic(), q.QueueID(), q.MaxOffset())

@@ -15,7 +15,7 @@ func (s *MessageStore) MaxPhyOffset() int64 { return s.cl.MaxOffset() }
 // DispatchBehindBytes is how far dispatch trails the CommitLog: bytes
 // written but not yet in their ConsumeQueues (dispatchBehindBytes).
 func (s *MessageStore) DispatchBehindBytes() int64 {
-	return max(s.cl.MaxOffset()-s.reput.from.Load(), 0)
+	return max(s.cl.MaxOffset()-s.disp.from.Load(), 0)
 }
 
 // FlushBehindBytes is the CommitLog bytes written but not yet flushed

@@ -118,6 +118,10 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.TransferMsgByHeap = boolean(k, v)
 		case "messageIndexEnable":
 			o.Store.DisableIndex = !boolean(k, v)
+		case "maxHashSlotNum":
+			o.Store.IndexHashSlots = int(num(k, v))
+		case "maxIndexNum":
+			o.Store.IndexMaxEntries = int(num(k, v))
 		case "traceTopicEnable":
 			o.TraceTopicEnable = boolean(k, v)
 		case "msgTraceTopicName":
