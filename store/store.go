@@ -53,6 +53,7 @@ type MessageStore struct {
 	diskFull           atomic.Bool // set by expiry: puts are refused
 	delays             []time.Duration
 	sched              *scheduler
+	timer              *timerService // nil when DisableTimerWheel
 
 	listenersMu sync.Mutex // serialises changes to listeners
 	listeners   atomic.Pointer[[]ArrivalListener]
@@ -86,6 +87,9 @@ func Open(dir string, opts Options) (*MessageStore, error) {
 	s.wg.Go(s.reputLoop)
 	s.wg.Go(s.cleanLoop)
 	s.wg.Go(s.sched.loop)
+	if s.timer != nil {
+		s.wg.Go(s.timer.loop)
+	}
 	return s, nil
 }
 
@@ -126,6 +130,11 @@ func (s *MessageStore) open() error {
 	if s.sched, err = newScheduler(s); err != nil {
 		return err
 	}
+	if !s.opts.DisableTimerWheel {
+		if s.timer, err = openTimer(s); err != nil {
+			return err
+		}
+	}
 	return s.abort.Create()
 }
 
@@ -140,6 +149,9 @@ func (s *MessageStore) Close() error {
 	s.wg.Wait()
 	err := s.sched.persist()
 	err = errors.Join(err, s.services.close())
+	if s.timer != nil {
+		err = errors.Join(err, s.timer.close()) // after the CommitLog's last flush
+	}
 	// What was put before Close is dispatched; a put still under way must
 	// not dispatch into the files closed below.
 	s.lockOther()
@@ -172,6 +184,9 @@ func (s *MessageStore) closeParts() error {
 	}
 	if s.index != nil {
 		err = errors.Join(err, s.index.Close())
+	}
+	if s.timer != nil {
+		err = errors.Join(err, s.timer.closeFiles())
 	}
 	if s.checkpoint != nil {
 		err = errors.Join(err, s.checkpoint.Close())
