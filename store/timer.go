@@ -95,6 +95,10 @@ var timerProperties = [...]string{
 	message.PropertyTimerDelUniqKey,
 }
 
+// timerOwnProperties are the properties a timer message gets when it is
+// parked.
+var timerOwnProperties = [...]string{message.PropertyTimerOutMS, message.PropertyRealTopic, message.PropertyRealQueueID}
+
 const (
 	tpDelaySec = iota
 	tpDelayMS
@@ -172,11 +176,13 @@ func (s *MessageStore) scheduleTimer(m *message.Message) error {
 	} else {
 		deliver = deliver / prec * prec
 	}
-	props := message.ParseProperties(m.Properties)
-	props[message.PropertyTimerOutMS] = strconv.FormatInt(deliver, 10)
-	props[message.PropertyRealTopic] = m.Topic
-	props[message.PropertyRealQueueID] = strconv.Itoa(int(m.QueueID))
-	m.Properties = message.EncodeProperties(props)
+	// Later entries win: the three are appended, not merged (no map).
+	var old [len(timerOwnProperties)]string
+	b := appendPropertiesExcept(make([]byte, 0, len(m.Properties)+len(m.Topic)+48), m.Properties, timerOwnProperties[:], old[:])
+	b = message.AppendProperty(b, message.PropertyTimerOutMS, strconv.FormatInt(deliver, 10))
+	b = message.AppendProperty(b, message.PropertyRealTopic, m.Topic)
+	b = message.AppendProperty(b, message.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
+	m.Properties = string(b)
 	m.Topic, m.QueueID = message.TopicTimer, 0
 	return nil
 }

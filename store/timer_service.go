@@ -364,29 +364,55 @@ func (t *timerService) convert(u timer.Unit) (*message.Message, string, error) {
 		return nil, "", fmt.Errorf("the record at %d is %d bytes, the timer log says %d", u.CommitLogOffset, r.TotalSize(), u.Size)
 	}
 	m := r.Message() // a copy: the slice is released on return
-	props := message.ParseProperties(m.Properties)
 	roll := u.Magic&timer.MagicRoll != 0
-	props[message.PropertyTimerEnqueueMS] = strconv.FormatInt(u.WriteTimeMs, 10)
+	var vals [len(deliveryDropped)]string
+	b := appendPropertiesExcept(make([]byte, 0, len(m.Properties)+96), m.Properties, deliveryDropped[:], vals[:])
+	b = message.AppendProperty(b, message.PropertyTimerEnqueueMS, strconv.FormatInt(u.WriteTimeMs, 10))
 	if roll {
-		n, _ := strconv.Atoi(props[message.PropertyTimerRollTimes])
-		props[message.PropertyTimerRollTimes] = strconv.Itoa(n + 1)
+		n, _ := strconv.Atoi(vals[ddRollTimes])
+		b = message.AppendProperty(b, message.PropertyTimerRollTimes, strconv.Itoa(n+1))
+	} else if vals[ddRollTimes] != "" {
+		b = message.AppendProperty(b, message.PropertyTimerRollTimes, vals[ddRollTimes])
 	}
-	props[message.PropertyTimerDequeueMS] = strconv.FormatInt(t.s.nowMs(), 10)
-	props[message.PropertyWaitStoreMsgOK] = "false"
+	b = message.AppendProperty(b, message.PropertyTimerDequeueMS, strconv.FormatInt(t.s.nowMs(), 10))
+	b = message.AppendProperty(b, message.PropertyWaitStoreMsgOK, "false")
 	out := &message.Message{Topic: m.Topic, QueueID: m.QueueID, Flag: m.Flag, Body: m.Body, SysFlag: m.SysFlag,
 		BornTimestamp: m.BornTimestamp, BornHost: m.BornHost, ReconsumeTimes: m.ReconsumeTimes}
-	if !roll {
-		qid, err := strconv.Atoi(props[message.PropertyRealQueueID])
-		if props[message.PropertyRealTopic] == "" || err != nil {
+	if roll {
+		// Back to the timer topic: it keeps REAL_TOPIC and REAL_QID.
+		b = message.AppendProperty(b, message.PropertyRealTopic, vals[ddRealTopic])
+		b = message.AppendProperty(b, message.PropertyRealQueueID, vals[ddRealQueueID])
+	} else {
+		qid, err := strconv.Atoi(vals[ddRealQueueID])
+		if vals[ddRealTopic] == "" || err != nil {
 			return nil, "", fmt.Errorf("the timer message at %d has no REAL_TOPIC/REAL_QID", u.CommitLogOffset)
 		}
-		out.Topic, out.QueueID = props[message.PropertyRealTopic], int32(qid)
-		delete(props, message.PropertyRealTopic)
-		delete(props, message.PropertyRealQueueID)
+		out.Topic, out.QueueID = vals[ddRealTopic], int32(qid)
 	}
-	out.Properties = message.EncodeProperties(props)
-	return out, skipKey(out.Topic, props[message.PropertyUniqClientMessageIDKeyIndex], u.WriteTimeMs, message.BodyCRC(out.Body)), nil
+	out.Properties = string(b)
+	key := ""
+	if t.skip != nil {
+		uniq, _ := message.LookupProperty(out.Properties, message.PropertyUniqClientMessageIDKeyIndex)
+		key = skipKey(out.Topic, uniq, u.WriteTimeMs, message.BodyCRC(out.Body))
+	}
+	return out, key, nil
 }
+
+// deliveryDropped are the properties a delivery sets anew or drops.
+var deliveryDropped = [...]string{
+	ddRealTopic: message.PropertyRealTopic, ddRealQueueID: message.PropertyRealQueueID,
+	ddRollTimes: message.PropertyTimerRollTimes, ddEnqueue: message.PropertyTimerEnqueueMS,
+	ddDequeue: message.PropertyTimerDequeueMS, ddWait: message.PropertyWaitStoreMsgOK,
+}
+
+const (
+	ddRealTopic = iota
+	ddRealQueueID
+	ddRollTimes
+	ddEnqueue
+	ddDequeue
+	ddWait
+)
 
 // skipKey names one delivery: its topic, message id, enqueue time and body.
 func skipKey(topic, uniq string, enqueueMs int64, bodyCRC uint32) string {
