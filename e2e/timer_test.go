@@ -32,11 +32,12 @@ type arrivals struct {
 	at  map[string][]time.Time
 	off map[string]map[int64]bool // CommitLog offsets each body was read from
 	msg map[string]*primitive.MessageExt
+	all map[string][]*primitive.MessageExt
 	ch  chan struct{}
 }
 
 func newArrivals() *arrivals {
-	return &arrivals{at: map[string][]time.Time{}, off: map[string]map[int64]bool{}, msg: map[string]*primitive.MessageExt{}, ch: make(chan struct{}, 1<<12)}
+	return &arrivals{at: map[string][]time.Time{}, off: map[string]map[int64]bool{}, all: map[string][]*primitive.MessageExt{}, msg: map[string]*primitive.MessageExt{}, ch: make(chan struct{}, 1<<12)}
 }
 
 func (a *arrivals) consume(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
@@ -45,6 +46,7 @@ func (a *arrivals) consume(_ context.Context, msgs ...*primitive.MessageExt) (co
 	for _, m := range msgs {
 		a.at[string(m.Body)] = append(a.at[string(m.Body)], now)
 		a.msg[string(m.Body)] = m
+		a.all[string(m.Body)] = append(a.all[string(m.Body)], m)
 		if a.off[string(m.Body)] == nil {
 			a.off[string(m.Body)] = map[int64]bool{}
 		}
@@ -311,7 +313,7 @@ func TestE2E_TimerPendingAcrossSIGKILL(t *testing.T) {
 	for _, body := range bodies {
 		// The client may hand a message over twice (at-least-once); the
 		// store must hold it once.
-		require.Len(t, a.off[body], 1, "%s is stored %d times: %v", body, len(a.off[body]), a.msg[body])
+		require.Len(t, a.off[body], 1, "%s is stored %d times: %v", body, len(a.off[body]), a.all[body])
 		m := a.msg[body]
 		require.Equal(t, ids[body], m.MsgId)
 		deq, err := strconv.ParseInt(m.GetProperty("TIMER_DEQUEUE_MS"), 10, 64)

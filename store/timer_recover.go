@@ -58,11 +58,13 @@ func (t *timerService) recover(cp timer.CheckpointValues) error {
 		t.queueOffset = q.MinOffset()
 	}
 	t.committed = readMark{readTime: t.readTime, deliverFrom: cp.DeliverFromOffset}
-	if fresh || cp.DeliverFromOffset == 0 {
+	if !cp.DeliverFromKnown {
 		t.committed.deliverFrom = t.s.cl.MaxOffset()
 	}
 	t.candidate = t.committed
-	t.recoverSkips(cp.DeliverFromOffset, now)
+	if cp.DeliverFromKnown {
+		t.recoverSkips(cp.DeliverFromOffset, now)
+	}
 	t.readTimeSnapshot.Store(t.readTime)
 	t.s.log.Info("timer recovered", "readTime", t.readTime, "queueOffset", t.queueOffset, "logEnd", end,
 		"skips", len(t.skip))
@@ -129,7 +131,7 @@ func (t *timerService) rebuildBroken(end int64) error {
 // crash. They are skipped until delivery passes the time of the crash.
 func (t *timerService) recoverSkips(from, now int64) {
 	cl := t.s.cl
-	if from <= 0 || from >= cl.MaxOffset() {
+	if from >= cl.MaxOffset() {
 		return
 	}
 	it := cl.Iterate(max(from, cl.MinOffset()), false)

@@ -427,7 +427,7 @@ func (t *timerService) flush() error {
 	if err := errors.Join(t.log.Flush(), t.wheel.Flush()); err != nil {
 		return err
 	}
-	if t.candidate.deliverFrom > 0 && t.s.cl.FlushedOffset() >= t.candidate.deliverFrom {
+	if t.s.cl.FlushedOffset() >= t.candidate.deliverFrom {
 		t.committed = t.candidate
 	}
 	// Taken between slots: no delivery of readTime has begun yet.
@@ -448,6 +448,7 @@ func (t *timerService) writeCheckpoint() error {
 		MasterTimerQueueOffset: t.queueOffset,
 		Timestamp:              time.Now().UnixMilli(),
 		DeliverFromOffset:      t.committed.deliverFrom,
+		DeliverFromKnown:       true,
 	})
 }
 

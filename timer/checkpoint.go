@@ -9,6 +9,9 @@ import (
 	"github.com/rocketstore/rocketstore/mappedfile"
 )
 
+// CheckpointLen is the length of the fields Encode writes.
+const CheckpointLen = 80
+
 // checkpointSize is the mapped length of timercheck (one OS page, as
 // TimerCheckpoint maps it).
 const checkpointSize = 4096
@@ -31,8 +34,11 @@ type CheckpointValues struct {
 	StateVersion, Timestamp, Counter int64
 	// DeliverFromOffset (rocketstore's own, @64) is a CommitLog offset
 	// before every delivery of a slot from LastReadTimeMs on: after a crash,
-	// the deliveries found past it are not made again. 0 when unknown.
+	// the deliveries found past it are not made again. Valid only when
+	// DeliverFromKnown (a checkpoint RocketMQ wrote has neither).
 	DeliverFromOffset int64
+	// DeliverFromKnown (@72, 1 when set) says DeliverFromOffset is valid.
+	DeliverFromKnown bool
 }
 
 // Checkpoint is the timercheck file, mapped. Values are written to it only
@@ -86,14 +92,18 @@ func DecodeCheckpoint(b []byte) CheckpointValues {
 	return CheckpointValues{
 		LastReadTimeMs: get(0), LastTimerLogFlushPos: get(8), LastTimerQueueOffset: get(16),
 		MasterTimerQueueOffset: get(24), StateVersion: get(32), Timestamp: get(40), Counter: get(48),
-		DeliverFromOffset: get(64),
+		DeliverFromOffset: get(64), DeliverFromKnown: get(72) == 1,
 	}
 }
 
-// Encode writes v into a timercheck image of at least 72 bytes.
+// Encode writes v into a timercheck image of at least CheckpointLen bytes.
 func (v CheckpointValues) Encode(b []byte) {
+	known := int64(0)
+	if v.DeliverFromKnown {
+		known = 1
+	}
 	for i, x := range [...]int64{v.LastReadTimeMs, v.LastTimerLogFlushPos, v.LastTimerQueueOffset,
-		v.MasterTimerQueueOffset, v.StateVersion, v.Timestamp, v.Counter, 0, v.DeliverFromOffset} {
+		v.MasterTimerQueueOffset, v.StateVersion, v.Timestamp, v.Counter, 0, v.DeliverFromOffset, known} {
 		be.PutUint64(b[8*i:], uint64(x))
 	}
 }

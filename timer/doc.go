@@ -30,5 +30,6 @@
 // lastTimerLogFlushPos @8, lastTimerQueueOffset @16, masterTimerQueueOffset
 // @24, dataVersion {stateVersion @32, timestamp @40, counter @48}; and,
 // rocketstore's own, past what RocketMQ reads: the CommitLog offset from
-// which deliveries of lastReadTimeMs on were written @64.
+// which deliveries of lastReadTimeMs on were written @64, and 1 @72 when
+// that offset is set.
 package timer
