@@ -2,8 +2,8 @@ package store
 
 import (
 	"runtime"
-	"syscall"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
