@@ -118,7 +118,8 @@ const (
 // leaves the message as it is. A message with a delay level keeps the
 // level and loses its timer properties, as in RocketMQ.
 func (s *MessageStore) scheduleTimer(m *message.Message) error {
-	if m.Topic == message.TopicTimer || !strings.Contains(m.Properties, "TIMER_") && !strings.Contains(m.Properties, PropertyStartDeliverTime) {
+	if m.Topic == message.TopicTimer || !strings.Contains(m.Properties, "TIMER_") && !strings.Contains(m.Properties, PropertyStartDeliverTime) ||
+		strings.Contains(m.Properties, message.PropertyTimerOutMS) { // a delivery: quick, before the full look-up
 		return nil
 	}
 	if tx := m.SysFlag & message.TxMask; tx == message.TxPrepared || tx == message.TxRollback {

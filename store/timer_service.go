@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -316,7 +317,14 @@ func (t *timerService) deliverUnit(pos int64) bool {
 		t.s.log.Error("dropping a timer unit that cannot be read", "pos", pos, "err", err)
 		return true
 	}
-	out, key, err := t.convert(u)
+	r, sl, err := t.s.cl.ReadRecord(u.CommitLogOffset)
+	if err != nil {
+		t.stats.Dropped.Add(1)
+		t.s.log.Error("dropping a timer message that cannot be read", "offset", u.CommitLogOffset, "err", err)
+		return true
+	}
+	defer sl.Release() // the delivered message's body is the record's, until the put is done
+	out, key, err := t.convert(u, r)
 	if err != nil {
 		t.stats.Dropped.Add(1)
 		t.s.log.Error("dropping a timer message that cannot be read", "offset", u.CommitLogOffset, "err", err)
@@ -353,20 +361,16 @@ func retriable(err error) bool {
 			errors.Is(err, ErrBadQueueID) || errors.Is(err, ErrTimerIllegal))
 }
 
-// convert builds the message a unit delivers, and its skip key.
-func (t *timerService) convert(u timer.Unit) (*message.Message, string, error) {
-	r, sl, err := t.s.cl.ReadRecord(u.CommitLogOffset)
-	if err != nil {
-		return nil, "", err
-	}
-	defer sl.Release()
+// convert builds the message a unit delivers from its record r, and its
+// skip key. The message's body aliases r.
+func (t *timerService) convert(u timer.Unit, r message.Record) (*message.Message, string, error) {
 	if r.TotalSize() != u.Size {
 		return nil, "", fmt.Errorf("the record at %d is %d bytes, the timer log says %d", u.CommitLogOffset, r.TotalSize(), u.Size)
 	}
-	m := r.Message() // a copy: the slice is released on return
+	props := bytesString(r.Properties())
 	roll := u.Magic&timer.MagicRoll != 0
 	var vals [len(deliveryDropped)]string
-	b := appendPropertiesExcept(make([]byte, 0, len(m.Properties)+96), m.Properties, deliveryDropped[:], vals[:])
+	b := appendPropertiesExcept(make([]byte, 0, len(props)+96), props, deliveryDropped[:], vals[:])
 	b = message.AppendProperty(b, message.PropertyTimerEnqueueMS, strconv.FormatInt(u.WriteTimeMs, 10))
 	if roll {
 		n, _ := strconv.Atoi(vals[ddRollTimes])
@@ -376,8 +380,8 @@ func (t *timerService) convert(u timer.Unit) (*message.Message, string, error) {
 	}
 	b = message.AppendProperty(b, message.PropertyTimerDequeueMS, strconv.FormatInt(t.s.nowMs(), 10))
 	b = message.AppendProperty(b, message.PropertyWaitStoreMsgOK, "false")
-	out := &message.Message{Topic: m.Topic, QueueID: m.QueueID, Flag: m.Flag, Body: m.Body, SysFlag: m.SysFlag,
-		BornTimestamp: m.BornTimestamp, BornHost: m.BornHost, ReconsumeTimes: m.ReconsumeTimes}
+	out := &message.Message{Topic: message.TopicTimer, QueueID: r.QueueID(), Flag: r.Flag(), Body: r.Body(), SysFlag: r.SysFlag(),
+		BornTimestamp: r.BornTimestamp(), BornHost: r.BornHost(), ReconsumeTimes: r.ReconsumeTimes()}
 	if roll {
 		// Back to the timer topic: it keeps REAL_TOPIC and REAL_QID.
 		b = message.AppendProperty(b, message.PropertyRealTopic, vals[ddRealTopic])
@@ -387,7 +391,7 @@ func (t *timerService) convert(u timer.Unit) (*message.Message, string, error) {
 		if vals[ddRealTopic] == "" || err != nil {
 			return nil, "", fmt.Errorf("the timer message at %d has no REAL_TOPIC/REAL_QID", u.CommitLogOffset)
 		}
-		out.Topic, out.QueueID = vals[ddRealTopic], int32(qid)
+		out.Topic, out.QueueID = strings.Clone(vals[ddRealTopic]), int32(qid) // vals alias r
 	}
 	out.Properties = string(b)
 	key := ""
