@@ -37,7 +37,8 @@ type timerService struct {
 	queueOffset int64 // the next timer queue offset to enqueue
 	slotTime    int64 // the slot being delivered, -1 if none
 	slotPos     []int64
-	slotNext    int // index into slotPos of the next unit to deliver
+	slotNext    int                 // index into slotPos of the next unit to deliver
+	slotDeletes map[string]struct{} // timers the slot's delete units cancel, nil if none
 	// skip holds the deliveries a crash left behind (see recoverSkips):
 	// they are not made again. Empty once readTime passes skipUntil.
 	skip      map[string]struct{}
@@ -65,12 +66,13 @@ type TimerStats struct {
 	Delivered atomic.Int64 // messages put into their real topics
 	Rolled    atomic.Int64 // messages put back to wait another round
 	Skipped   atomic.Int64 // deliveries a crash had made already
+	Deleted   atomic.Int64 // timers cancelled by a TIMER_DEL_UNIQKEY message
 	Dropped   atomic.Int64 // timer messages that could not be read or put, logged
 }
 
 // Timer is a snapshot of the timer service's progress.
 type Timer struct {
-	Enqueued, Delivered, Rolled, Skipped, Dropped int64
+	Enqueued, Delivered, Rolled, Skipped, Deleted, Dropped int64
 	// ReadTimeMs is the next slot to deliver (currReadTimeMs).
 	ReadTimeMs int64
 }
@@ -83,7 +85,7 @@ func (s *MessageStore) TimerStatus() (Timer, bool) {
 		return Timer{}, false
 	}
 	return Timer{Enqueued: t.stats.Enqueued.Load(), Delivered: t.stats.Delivered.Load(),
-		Rolled: t.stats.Rolled.Load(), Skipped: t.stats.Skipped.Load(), Dropped: t.stats.Dropped.Load(),
+		Rolled: t.stats.Rolled.Load(), Skipped: t.stats.Skipped.Load(), Deleted: t.stats.Deleted.Load(), Dropped: t.stats.Dropped.Load(),
 		ReadTimeMs: t.readTimeSnapshot.Load()}, true
 }
 
@@ -216,9 +218,9 @@ func (t *timerService) enqueueOne(offset int64, size int32) error {
 		t.s.log.Error("dropping a timer message that cannot be read", "offset", offset, "err", err)
 		return nil
 	}
-	var vals [2]string
+	var vals [3]string
 	found := message.LookupProperties(bytesString(r.Properties()),
-		[]string{message.PropertyTimerOutMS, message.PropertyRealTopic}, vals[:])
+		[]string{message.PropertyTimerOutMS, message.PropertyRealTopic, message.PropertyTimerDelUniqKey}, vals[:])
 	delayed, perr := strconv.ParseInt(vals[0], 10, 64)
 	hash := timer.JavaHash(vals[1])
 	sl.Release()
@@ -228,6 +230,9 @@ func (t *timerService) enqueueOne(offset int64, size int32) error {
 		return nil
 	}
 	magic := int32(timer.MagicDefault)
+	if found&4 != 0 {
+		magic |= timer.MagicDelete // it cancels the timer it names
+	}
 	if delayed-t.writeTime >= t.rollWindow {
 		magic |= timer.MagicRoll
 		if delayed-t.writeTime-t.rollWindow < t.rollWindow/3 {
@@ -260,7 +265,7 @@ func (t *timerService) enqueueOne(offset int64, size int32) error {
 func (t *timerService) deliverSlot() bool {
 	if t.slotTime != t.readTime {
 		t.slotTime, t.slotNext = t.readTime, 0
-		t.slotPos = t.slotPos[:0]
+		t.slotPos, t.slotDeletes = t.slotPos[:0], nil
 		slot := t.wheel.Slot(t.readTime)
 		if !slot.Empty() {
 			t.collect(slot)
@@ -296,6 +301,9 @@ func (t *timerService) collect(slot timer.Slot) {
 			break
 		}
 		t.slotPos = append(t.slotPos, pos)
+		if u.Magic&timer.MagicDelete != 0 && u.Magic&timer.MagicRoll == 0 {
+			t.addDelete(u)
+		}
 		if u.PrevPos >= pos {
 			t.s.log.Error("timer slot chain does not go back; delivering what was read", "slot", slot.TimeMs, "pos", pos)
 			break
@@ -304,6 +312,23 @@ func (t *timerService) collect(slot timer.Slot) {
 	}
 	for i, j := 0, len(t.slotPos)-1; i < j; i, j = i+1, j-1 {
 		t.slotPos[i], t.slotPos[j] = t.slotPos[j], t.slotPos[i]
+	}
+}
+
+// addDelete notes the timer a delete unit cancels: its TIMER_DEL_UNIQKEY,
+// "{topic}+{UNIQ_KEY}" (buildDeleteKey). As in RocketMQ, a delete cancels
+// only a timer of its own slot.
+func (t *timerService) addDelete(u timer.Unit) {
+	r, sl, err := t.s.cl.ReadRecord(u.CommitLogOffset)
+	if err != nil {
+		return
+	}
+	defer sl.Release()
+	if key, ok := message.LookupProperty(bytesString(r.Properties()), message.PropertyTimerDelUniqKey); ok {
+		if t.slotDeletes == nil {
+			t.slotDeletes = map[string]struct{}{}
+		}
+		t.slotDeletes[strings.Clone(key)] = struct{}{}
 	}
 }
 
@@ -317,6 +342,10 @@ func (t *timerService) deliverUnit(pos int64) bool {
 		t.s.log.Error("dropping a timer unit that cannot be read", "pos", pos, "err", err)
 		return true
 	}
+	roll := u.Magic&timer.MagicRoll != 0
+	if u.Magic&timer.MagicDelete != 0 && !roll {
+		return true // a delete is never delivered
+	}
 	r, sl, err := t.s.cl.ReadRecord(u.CommitLogOffset)
 	if err != nil {
 		t.stats.Dropped.Add(1)
@@ -329,6 +358,13 @@ func (t *timerService) deliverUnit(pos int64) bool {
 		t.stats.Dropped.Add(1)
 		t.s.log.Error("dropping a timer message that cannot be read", "offset", u.CommitLogOffset, "err", err)
 		return true
+	}
+	if t.slotDeletes != nil && !roll {
+		uniq, _ := message.LookupProperty(out.Properties, message.PropertyUniqClientMessageIDKeyIndex)
+		if _, deleted := t.slotDeletes[out.Topic+"+"+uniq]; deleted {
+			t.stats.Deleted.Add(1)
+			return true
+		}
 	}
 	if t.skip != nil {
 		if _, done := t.skip[key]; done {

@@ -166,3 +166,29 @@ func TestTimer_RollsTimersBeyondTheWindow(t *testing.T) {
 	require.GreaterOrEqual(t, st.Rolled, int64(1))
 	require.EqualValues(t, 1, st.Delivered)
 }
+
+func TestTimer_DeleteCancelsATimerOfItsSlot(t *testing.T) {
+	clock := newFakeClock()
+	s, err := Open(t.TempDir(), timerOptions(clock))
+	require.NoError(t, err)
+	defer s.Close()
+	due := strconv.FormatInt(clock.at(3*time.Second), 10)
+	for _, body := range []string{"keep", "cancel"} {
+		_, err := s.PutMessage(timerMessage("T", 0, body, message.PropertyTimerDeliverMS, due))
+		require.NoError(t, err)
+	}
+	del := timerMessage("T", 0, "del", message.PropertyTimerDeliverMS, due)
+	del.Properties += string(message.AppendProperty(nil, message.PropertyTimerDelUniqKey, "T+ID-cancel"))
+	_, err = s.PutMessage(del)
+	require.NoError(t, err)
+	past := timerMessage("T", 0, "late-del", message.PropertyTimerDeliverMS, strconv.FormatInt(clock.at(-time.Second), 10))
+	past.Properties += string(message.AppendProperty(nil, message.PropertyTimerDelUniqKey, "T+ID-keep"))
+	_, err = s.PutMessage(past)
+	require.ErrorIs(t, err, ErrTimerIllegal, "a delete must be in the future")
+
+	clock.add(4 * time.Second)
+	waitRead(t, s, clock.at(0))
+	require.Equal(t, map[string]int{"keep": 1}, delivered(t, s, "T", 0))
+	st, _ := s.TimerStatus()
+	require.EqualValues(t, 1, st.Deleted)
+}
