@@ -116,3 +116,42 @@ func BenchmarkTimer_DeliverBurst(b *testing.B) {
 	b.ReportMetric(elapsed.Seconds(), "s-to-deliver-all")
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "timers/s")
 }
+
+// BenchmarkTimer_Enqueue measures the timer's own part of scheduling: b.N
+// parked timer messages (spread over an hour) read from the timer queue
+// and linked into the wheel, with no put in the timing.
+func BenchmarkTimer_Enqueue(b *testing.B) {
+	clock := newFakeClock()
+	opts := timerOptions(clock)
+	opts.CommitLogFileSize = 256 << 20
+	opts.TimerLogFileSize = 0
+	opts.DisableTimerWheel = true // no timer goroutine: this benchmark drives one by hand
+	s, err := Open(b.TempDir(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	s.opts.DisableTimerWheel = false
+	for i := range b.N {
+		at := clock.at(time.Second + time.Duration(i)*time.Hour/time.Duration(b.N))
+		m := timerMessage("T", int32(i%4), strconv.Itoa(i), message.PropertyTimerDeliverMS, strconv.FormatInt(at, 10))
+		if err := s.scheduleTimer(m); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.PutMessage(m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	t, err := openTimer(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer t.close()
+	b.SetBytes(timer.UnitSize)
+	b.ResetTimer()
+	start := time.Now()
+	if !t.enqueue() || t.stats.Enqueued.Load() != int64(b.N) {
+		b.Fatalf("enqueued %d of %d", t.stats.Enqueued.Load(), b.N)
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "timers/s")
+}
