@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketstore/rocketstore/message"
+	"github.com/rocketstore/rocketstore/timer"
 )
 
 const timerChildEnv = "ROCKETSTORE_TIMER_CHILD"
@@ -152,4 +154,37 @@ func timerChild(dir string) {
 	w.Flush()
 	time.Sleep(time.Minute) // delivering, until the parent kills it
 	os.Exit(0)
+}
+
+// TestTimer_RecoverRebuildsASlotPointingPastTheLog: after a power loss the
+// wheel's page may reach the disk while the log's tail does not; a slot
+// then points past the log's end. Recovery rebuilds it from the log.
+func TestTimer_RecoverRebuildsASlotPointingPastTheLog(t *testing.T) {
+	clock := newFakeClock()
+	dir := t.TempDir()
+	s, err := Open(dir, timerOptions(clock))
+	require.NoError(t, err)
+	due := clock.at(3 * time.Second) // a whole second: its slot is one earlier
+	for i := range 3 {
+		_, err := s.PutMessage(timerMessage("T", 0, strconv.Itoa(i), message.PropertyTimerDeliverMS, strconv.FormatInt(due, 10)))
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { st, _ := s.TimerStatus(); return st.Enqueued == 3 }, 10*time.Second, time.Millisecond)
+	require.NoError(t, s.Close())
+
+	w, err := timer.OpenWheel(filepath.Join(dir, "timerwheel"), 1000, nil)
+	require.NoError(t, err)
+	slot := w.Slot(due - 1000)
+	require.EqualValues(t, 3, slot.Num)
+	slot.LastPos = 1 << 30 // a unit the log lost
+	w.Put(slot)
+	require.NoError(t, w.Close())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "abort"), nil, 0o644)) // as a crash leaves it
+
+	s, err = Open(dir, timerOptions(clock))
+	require.NoError(t, err)
+	defer s.Close()
+	clock.add(4 * time.Second)
+	waitRead(t, s, clock.at(0))
+	require.Equal(t, map[string]int{"0": 1, "1": 1, "2": 1}, delivered(t, s, "T", 0))
 }
