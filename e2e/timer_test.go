@@ -120,7 +120,7 @@ func timerMsg(topic, body, name, value string) *primitive.Message {
 // checkTimely checks that body arrived once, not before due and within 1 s
 // after it, with its id, keys, tag and user property. byStore takes the
 // time it was stored in its topic rather than when the consumer got it
-// (a consumer started late).
+// (a consumer started late). up, if given, is the latest it could be due.
 func checkTimely(t *testing.T, a *arrivals, body string, due time.Time, msgID string, byStore bool, up ...time.Time) {
 	t.Helper()
 	a.mu.Lock()
@@ -135,7 +135,7 @@ func checkTimely(t *testing.T, a *arrivals, body string, due time.Time, msgID st
 	require.GreaterOrEqual(t, late, time.Duration(0), "%s arrived %v before its time", body, -late)
 	from := due
 	if len(up) > 0 && up[0].After(due) {
-		from = up[0] // the broker was down at its time
+		from = up[0] // the broker was down at its time, or got it late
 	}
 	require.Less(t, at[0].Sub(from), time.Second, "%s arrived %v after its time (%v after %v)", body, late, at[0].Sub(from), from)
 	m := a.msg[body]
@@ -166,7 +166,11 @@ func TestE2E_TimerMessages(t *testing.T) {
 	type sent struct {
 		body string
 		due  time.Time
-		id   string
+		// latest is the latest time it can be due: for a relative delay,
+		// counted from when the send returned (the broker counts from
+		// when it got it).
+		latest time.Time
+		id     string
 	}
 	var all []sent
 	for _, d := range delays {
@@ -174,17 +178,25 @@ func TestE2E_TimerMessages(t *testing.T) {
 		now := time.Now()
 		due := now.Add(d)
 		abs := strconv.FormatInt(due.UnixMilli(), 10)
-		for _, k := range []struct{ name, value string }{
-			{"TIMER_DELIVER_MS", abs},
-			{"__STARTDELIVERTIME", abs},
-			{"TIMER_DELAY_SEC", strconv.Itoa(int(d / time.Second))},
-			{"TIMER_DELAY_MS", strconv.FormatInt(d.Milliseconds(), 10)},
+		for _, k := range []struct {
+			name, value string
+			relative    bool
+		}{
+			{"TIMER_DELIVER_MS", abs, false},
+			{"__STARTDELIVERTIME", abs, false},
+			{"TIMER_DELAY_SEC", strconv.Itoa(int(d / time.Second)), true},
+			{"TIMER_DELAY_MS", strconv.FormatInt(d.Milliseconds(), 10), true},
 		} {
 			body := fmt.Sprintf("%s-%v", k.name, d)
+			before := time.Now()
 			res, err := p.SendSync(context.Background(), timerMsg(topic, body, k.name, k.value))
 			require.NoError(t, err)
 			require.Equal(t, primitive.SendOK, res.Status)
-			all = append(all, sent{body, due, res.MsgID})
+			m := sent{body: body, due: due, latest: due, id: res.MsgID}
+			if k.relative {
+				m.due, m.latest = before.Add(d), time.Now().Add(d)
+			}
+			all = append(all, m)
 		}
 	}
 	var bodies []string
@@ -193,7 +205,7 @@ func TestE2E_TimerMessages(t *testing.T) {
 	}
 	a.waitAll(t, bodies, delays[len(delays)-1]+10*time.Second)
 	for _, m := range all {
-		checkTimely(t, a, m.body, m.due, m.id, false)
+		checkTimely(t, a, m.body, m.due, m.id, false, m.latest)
 	}
 }
 
