@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 		crashChild(dir, os.Getenv("ROCKETSTORE_CRASH_ROUND"))
 		os.Exit(0)
 	}
+	if dir := os.Getenv(timerChildEnv); dir != "" {
+		timerChild(dir)
+	}
 	os.Exit(m.Run())
 }
 

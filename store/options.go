@@ -82,6 +82,24 @@ type Options struct {
 	// MessageDelayLevel lists the delays of levels 1, 2, ... (ms, s, m, h,
 	// d units); "" means DefaultMessageDelayLevel (1s 5s 10s ... 2h).
 	MessageDelayLevel string
+	// DisableTimerWheel refuses timer messages (timerWheelEnable=false).
+	DisableTimerWheel bool
+	// TimerPrecisionMs is the length of a timer slot (timerPrecisionMs),
+	// rounded down to 100, 200, 500 or 1000; 0 means 1000.
+	TimerPrecisionMs int
+	// TimerMaxDelaySec is the furthest a timer may be set ahead
+	// (timerMaxDelaySec); 0 means 3 days.
+	TimerMaxDelaySec int
+	// TimerRollWindowSlot is how many slots ahead a timer goes into the
+	// wheel; one further waits a round in rmq_sys_wheel_timer first
+	// (timerRollWindowSlot); 0 means 2 days of seconds.
+	TimerRollWindowSlot int
+	// TimerLogFileSize is the size of each timerlog file
+	// (mappedFileSizeTimerLog); 0 means 100 MiB.
+	TimerLogFileSize int
+	// TimerFlushInterval is how often the timer files and timercheck are
+	// flushed (timerFlushIntervalMs); 0 means 1 s.
+	TimerFlushInterval time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives state changes; nil discards.
@@ -128,6 +146,7 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	o.timerDefaults()
 	return o
 }
 
@@ -161,6 +180,7 @@ func (o Options) validate() error {
 	if o.MaxTransferCount < 0 {
 		errs = append(errs, fmt.Errorf("MaxTransferCount %d is negative", o.MaxTransferCount))
 	}
+	errs = append(errs, o.validateTimer())
 	return errors.Join(errs...)
 }
 

@@ -49,6 +49,7 @@ type MessageStore struct {
 	services   services
 	delays     []time.Duration
 	sched      *scheduler
+	timer      *timerService // nil when DisableTimerWheel
 
 	flags    runningFlags // whether puts are taken, and if not why
 	disp     *dispatcher  // builds the ConsumeQueues and the index
@@ -79,6 +80,9 @@ func Open(dir string, opts Options) (*MessageStore, error) {
 	s.wg.Go(func() { s.disp.loop(s.stop) })
 	s.wg.Go(s.cleanLoop)
 	s.wg.Go(s.sched.loop)
+	if s.timer != nil {
+		s.wg.Go(s.timer.loop)
+	}
 	return s, nil
 }
 
@@ -122,6 +126,11 @@ func (s *MessageStore) open() error {
 	if s.sched, err = newScheduler(s); err != nil {
 		return err
 	}
+	if !s.opts.DisableTimerWheel {
+		if s.timer, err = openTimer(s); err != nil {
+			return err
+		}
+	}
 	return s.abort.Create()
 }
 
@@ -136,6 +145,9 @@ func (s *MessageStore) Close() error {
 	s.wg.Wait()
 	err := s.sched.persist()
 	err = errors.Join(err, s.services.close())
+	if s.timer != nil {
+		err = errors.Join(err, s.timer.close()) // after the CommitLog's last flush
+	}
 	// What was put before Close is dispatched; a put still under way must
 	// not dispatch into the files closed below.
 	s.disp.close()
@@ -180,6 +192,9 @@ func (s *MessageStore) closeParts() error {
 	}
 	if s.index != nil {
 		err = errors.Join(err, s.index.Close())
+	}
+	if s.timer != nil {
+		err = errors.Join(err, s.timer.closeFiles())
 	}
 	if s.checkpoint != nil {
 		err = errors.Join(err, s.checkpoint.Close())

@@ -126,6 +126,18 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.TraceTopicEnable = boolean(k, v)
 		case "msgTraceTopicName":
 			o.MsgTraceTopicName = v
+		case "timerWheelEnable":
+			o.Store.DisableTimerWheel = !boolean(k, v)
+		case "timerPrecisionMs":
+			o.Store.TimerPrecisionMs = int(num(k, v))
+		case "timerMaxDelaySec":
+			o.Store.TimerMaxDelaySec = int(num(k, v))
+		case "timerRollWindowSlot":
+			o.Store.TimerRollWindowSlot = int(num(k, v))
+		case "mappedFileSizeTimerLog":
+			o.Store.TimerLogFileSize = int(num(k, v))
+		case "timerFlushIntervalMs":
+			o.Store.TimerFlushInterval = time.Duration(num(k, v)) * time.Millisecond
 		default:
 			unknown = append(unknown, k)
 		}

@@ -150,6 +150,10 @@ func putError(err error) *remoting.Command {
 		errors.Is(err, message.ErrBadTopic), errors.Is(err, message.ErrBadProperties),
 		errors.Is(err, store.ErrBadQueueID), errors.Is(err, store.ErrDelayedBatch):
 		return errResponse(remoting.MessageIllegal, "message illegal: %v", err)
+	case errors.Is(err, store.ErrTimerIllegal): // WHEEL_TIMER_MSG_ILLEGAL
+		return errResponse(remoting.MessageIllegal, "timer message illegal: %v", err)
+	case errors.Is(err, store.ErrTimerNotEnabled): // WHEEL_TIMER_NOT_ENABLE
+		return errResponse(remoting.SystemError, "accurate timer message is not enabled, timerWheelEnable is false")
 	case errors.Is(err, store.ErrNotWritable), errors.Is(err, store.ErrDiskFull):
 		// The store refuses puts; the remark names why (disk full,
 		// dispatch stopped, an earlier disk write failed), as RocketMQ
