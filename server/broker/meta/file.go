@@ -19,6 +19,8 @@ var (
 	ErrClosed = errors.New("meta: closed")
 	// ErrInvalidName: a topic or group name breaks RocketMQ's rules.
 	ErrInvalidName = errors.New("meta: invalid name")
+	// ErrTooManyQueues: a topic's queue count is over MaxQueueNums.
+	ErrTooManyQueues = errors.New("meta: too many queues")
 )
 
 // configFile is one JSON config file, RocketMQ's ConfigManager: read at
