@@ -21,31 +21,25 @@ import (
 
 	"github.com/rocketstore/rocketstore/server/broker"
 	"github.com/rocketstore/rocketstore/server/namesrv"
-	"github.com/rocketstore/rocketstore/store"
 )
 
 func main() {
-	if err := run(); err != nil {
+	cl, err := parseCommandLine(os.Args[1:], os.Stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case err != nil:
+		os.Exit(2) // parseCommandLine said why
+	}
+	if err := run(cl); err != nil {
 		fmt.Fprintln(os.Stderr, "broker:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	var (
-		confFile   = flag.String("c", "", "broker.conf properties file (RocketMQ's keys)")
-		namesrvArg = flag.String("n", "", "name server addresses, host:port;host:port (default: run one on -namesrv.listen)")
-		nsListen   = flag.String("namesrv.listen", ":9876", "address of the embedded name server, when -n is not given")
-		listen     = flag.String("listen", "", "broker listen address (default :10911, or listenPort)")
-		storeDir   = flag.String("store.dir", "", "store root (default ./store, or storePathRootDir)")
-		ip         = flag.String("brokerIP1", "", "address registered for clients (default 127.0.0.1)")
-		syncFlush  = flag.Bool("syncFlush", false, "acknowledge sends only once flushed (flushDiskType=SYNC_FLUSH)")
-		verbose    = flag.Bool("v", false, "debug logging")
-		cpuProfile = flag.String("cpuprofile", "", "write a CPU profile to this file until the broker stops")
-	)
-	flag.Parse()
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+func run(cl commandLine) error {
+	if cl.cpuProfile != "" {
+		f, err := os.Create(cl.cpuProfile)
 		if err != nil {
 			return err
 		}
@@ -58,44 +52,13 @@ func run() error {
 		}()
 	}
 	level := slog.LevelInfo
-	if *verbose {
+	if cl.verbose {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-
-	opts := broker.Options{Logger: log}
-	if *confFile != "" {
-		f, err := os.Open(*confFile)
-		if err != nil {
-			return err
-		}
-		props, err := parseProperties(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", *confFile, err)
-		}
-		unknown, err := applyProperties(&opts, props)
-		if err != nil {
-			return fmt.Errorf("%s: %w", *confFile, err)
-		}
-		for _, k := range unknown {
-			log.Warn("ignoring an unknown broker.conf key", "key", k)
-		}
-	}
-	if *namesrvArg != "" {
-		opts.NamesrvAddrs = splitAddrs(*namesrvArg)
-	}
-	if *listen != "" {
-		opts.ListenAddr = *listen
-	}
-	if *storeDir != "" {
-		opts.StoreDir = *storeDir
-	}
-	if *ip != "" {
-		opts.BrokerIP1 = *ip
-	}
-	if *syncFlush {
-		opts.Store.FlushDiskType = store.SyncFlush
+	opts, err := cl.options(os.Getenv, log)
+	if err != nil {
+		return err
 	}
 
 	// Catch signals from the start: a stop asked for during start-up is
@@ -105,11 +68,10 @@ func run() error {
 
 	var ns *namesrv.Server
 	if len(opts.NamesrvAddrs) == 0 {
-		var err error
 		if ns, err = namesrv.New(namesrv.Options{Logger: log.With("component", "namesrv")}); err != nil {
 			return err
 		}
-		ln, err := net.Listen("tcp", *nsListen)
+		ln, err := net.Listen("tcp", cl.nsListen)
 		if err != nil {
 			return fmt.Errorf("embedded name server: %w", err)
 		}
