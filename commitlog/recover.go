@@ -62,14 +62,11 @@ func (l *Log) Recover(from int64, visit func(r message.Record, offset int64) err
 	}
 	l.q.SetFlushedWhere(end)
 	l.cur = nil
-	f, err := l.q.LastOrCreate(end)
-	if err != nil {
+	if _, err := l.q.LastOrCreate(end); err != nil {
 		return end, fmt.Errorf("commitlog: %w", err)
 	}
 	if !l.opts.NoWarm {
-		if err := f.Warm(); err != nil {
-			return end, fmt.Errorf("commitlog: %w", err)
-		}
+		l.q.PrepareNext() // the rest of the last file and the next, in the background
 	}
 	return end, nil
 }

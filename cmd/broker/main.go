@@ -16,11 +16,13 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/rocketstore/rocketstore/server/broker"
 	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
 func main() {
@@ -38,6 +40,7 @@ func main() {
 }
 
 func run(cl commandLine) error {
+	started := time.Now()
 	if cl.cpuProfile != "" {
 		f, err := os.Create(cl.cpuProfile)
 		if err != nil {
@@ -68,34 +71,62 @@ func run(cl commandLine) error {
 
 	var ns *namesrv.Server
 	if len(opts.NamesrvAddrs) == 0 {
+		// The embedded name server: the broker registers over a loopback
+		// port of its own, and the clients' port opens only once it has,
+		// so that no client is told there is no route to a broker that is
+		// merely starting.
 		if ns, err = namesrv.New(namesrv.Options{Logger: log.With("component", "namesrv")}); err != nil {
 			return err
 		}
-		ln, err := net.Listen("tcp", cl.nsListen)
+		inner, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return fmt.Errorf("embedded name server: %w", err)
 		}
-		go func() {
-			if err := ns.Serve(ln); err != nil {
-				log.Error("name server stopped", "err", err)
-			}
-		}()
-		_, port, _ := net.SplitHostPort(ln.Addr().String())
-		opts.NamesrvAddrs = []string{net.JoinHostPort("127.0.0.1", port)}
-		log.Info("embedded name server listening", "addr", ln.Addr())
+		go serveNamesrv(ns, inner, log)
+		opts.NamesrvAddrs = []string{inner.Addr().String()}
 	}
 
 	b, err := broker.New(opts)
 	if err != nil {
+		if ns != nil {
+			ns.Close()
+		}
 		return err
+	}
+	stop := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err := b.Shutdown(ctx)
+		if ns != nil {
+			err = errors.Join(err, ns.Shutdown(ctx))
+		}
+		return err
+	}
+	nsAddrs := opts.NamesrvAddrs
+	if ns != nil {
+		ln, err := net.Listen("tcp", cl.nsListen)
+		if err != nil {
+			return errors.Join(fmt.Errorf("embedded name server: %w", err), stop())
+		}
+		go serveNamesrv(ns, ln, log)
+		nsAddrs = []string{ln.Addr().String()}
+	}
+	select {
+	case <-b.Registered():
+		log.Info("ready", "broker", b.Addr(), "namesrv", strings.Join(nsAddrs, ";"), "store", b.Store().Dir(),
+			"took", time.Since(started).Round(time.Millisecond))
+	case s := <-sig:
+		log.Info("stopping before the broker was registered", "signal", s.String())
+		return stop()
 	}
 	s := <-sig
 	log.Info("stopping", "signal", s.String())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	err = b.Shutdown(ctx)
-	if ns != nil {
-		err = errors.Join(err, ns.Shutdown(ctx))
+	return stop()
+}
+
+// serveNamesrv serves the embedded name server on ln until it stops.
+func serveNamesrv(ns *namesrv.Server, ln net.Listener, log *slog.Logger) {
+	if err := ns.Serve(ln); err != nil && !errors.Is(err, remoting.ErrServerClosed) {
+		log.Error("name server stopped", "addr", ln.Addr(), "err", err)
 	}
-	return err
 }
