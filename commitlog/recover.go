@@ -62,11 +62,14 @@ func (l *Log) Recover(from int64, visit func(r message.Record, offset int64) err
 	}
 	l.q.SetFlushedWhere(end)
 	l.cur = nil
-	if _, err := l.q.LastOrCreate(end); err != nil {
+	f, err := l.q.LastOrCreate(end)
+	if err != nil {
 		return end, fmt.Errorf("commitlog: %w", err)
 	}
-	if !l.opts.NoWarm {
-		l.q.PrepareNext() // the rest of the last file and the next, in the background
+	if !l.opts.NoWarm && f != nil {
+		// The rest of f and the next file are faulted in in the
+		// background: a fresh 1 GiB file takes seconds, not for Open to wait.
+		l.q.PrepareNext()
 	}
 	return end, nil
 }
