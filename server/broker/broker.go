@@ -15,6 +15,7 @@ import (
 	"github.com/rocketstore/rocketstore/server/broker/clients"
 	"github.com/rocketstore/rocketstore/server/broker/meta"
 	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
 )
@@ -186,7 +187,7 @@ func (b *Broker) consumerHeartbeat(cd *clients.ConsumerData) (bool, error) {
 	}
 	retry := "%RETRY%" + cd.GroupName
 	if _, ok := b.topics.Get(retry); !ok {
-		if _, err := b.topics.CreateInSendMessageBack(retry, max(cfg.RetryQueueNums, 1), namesrv.PermRead|namesrv.PermWrite, 0); err != nil {
+		if _, err := b.topics.CreateInSendMessageBack(retry, max(cfg.RetryQueueNums, 1), protocol.PermRead|protocol.PermWrite, 0); err != nil {
 			b.log.Warn("creating a retry topic failed", "topic", retry, "err", err)
 		}
 		b.triggerRegister()

@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"context"
-	"net"
 	"strconv"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/rocketstore/rocketstore/message"
 	"github.com/rocketstore/rocketstore/server/broker"
-	"github.com/rocketstore/rocketstore/server/namesrv"
 	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
 )
@@ -24,17 +22,14 @@ type testBroker struct {
 	c *remoting.Client
 }
 
-// startBroker starts a broker; with ns set it registers there.
-func startBroker(t *testing.T, ns string, so store.Options) *testBroker {
+// startBroker starts a broker that registers nowhere.
+func startBroker(t *testing.T, so store.Options) *testBroker {
 	t.Helper()
 	opts := broker.Options{
 		ListenAddr:   "127.0.0.1:0",
 		NoVIPChannel: true,
 		StoreDir:     t.TempDir(),
 		Store:        so,
-	}
-	if ns != "" {
-		opts.NamesrvAddrs = []string{ns}
 	}
 	b, err := broker.New(opts)
 	require.NoError(t, err)
@@ -48,18 +43,6 @@ func startBroker(t *testing.T, ns string, so store.Options) *testBroker {
 		b.Shutdown(ctx)
 	})
 	return tb
-}
-
-// startNamesrv serves a name server on a loopback port until the test ends.
-func startNamesrv(t *testing.T) (*namesrv.Server, string) {
-	t.Helper()
-	ns, err := namesrv.New(namesrv.Options{})
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go ns.Serve(ln)
-	t.Cleanup(func() { ns.Close() })
-	return ns, ln.Addr().String()
 }
 
 func (tb *testBroker) invoke(req *remoting.Command) *remoting.Command {
@@ -104,7 +87,7 @@ func props(kv ...string) string {
 // Apache's msgCheck, and nothing is stored; the broker's own puts into
 // SCHEDULE_TOPIC_XXXX and RMQ_SYS_TRANS_HALF_TOPIC still work.
 func TestSend_NotAllowedSendTopics(t *testing.T) {
-	tb := startBroker(t, "", store.Options{})
+	tb := startBroker(t, store.Options{})
 	for _, topic := range []string{
 		"SCHEDULE_TOPIC_XXXX", "RMQ_SYS_TRANS_HALF_TOPIC", "RMQ_SYS_TRANS_OP_HALF_TOPIC",
 		"TRANS_CHECK_MAX_TIME_TOPIC", "SELF_TEST_TOPIC", "OFFSET_MOVED_EVENT",
@@ -134,7 +117,7 @@ func TestSend_NotAllowedSendTopics(t *testing.T) {
 // error that says why, whether it would be made by a send's auto-create or
 // by UPDATE_AND_CREATE_TOPIC, and no such topic is made.
 func TestTopic_AbsurdQueueCount(t *testing.T) {
-	tb := startBroker(t, "", store.Options{})
+	tb := startBroker(t, store.Options{})
 	const absurd = "2147483647"
 	resp := tb.send("AutoHuge", "", map[string]string{"defaultTopicQueueNums": absurd})
 	require.Equal(t, remoting.InvalidParameter, resp.Code, resp.Remark)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/server/broker/clients"
-	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
 )
@@ -83,7 +83,7 @@ func (b *Broker) pull(p *pullRequest, allowSuspend bool) *remoting.Command {
 	if !ok {
 		return errResponse(remoting.TopicNotExist, "topic[%s] not exist, apply first please!", p.topic)
 	}
-	if cfg.Perm&namesrv.PermRead == 0 {
+	if cfg.Perm&protocol.PermRead == 0 {
 		return errResponse(remoting.NoPermission, "the topic[%s] pulling message is forbidden", p.topic)
 	}
 	if p.queueID < 0 || int(p.queueID) >= cfg.ReadQueueNums {

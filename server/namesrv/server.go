@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -318,7 +319,7 @@ func (s *Server) getAllTopicList(context.Context, *remoting.Request) *remoting.C
 		return remoting.NewResponse(remoting.SystemError, "disable")
 	}
 	resp := success()
-	resp.Body = (&TopicList{TopicList: s.routes.Topics()}).AppendJSON(nil)
+	resp.Body = (&protocol.TopicList{TopicList: s.routes.Topics()}).AppendJSON(nil)
 	return resp
 }
 
@@ -328,7 +329,7 @@ func (s *Server) getTopicsByCluster(_ context.Context, req *remoting.Request) *r
 		return bad
 	}
 	resp := success()
-	resp.Body = (&TopicList{TopicList: s.routes.TopicsOfCluster(f[0])}).AppendJSON(nil)
+	resp.Body = (&protocol.TopicList{TopicList: s.routes.TopicsOfCluster(f[0])}).AppendJSON(nil)
 	return resp
 }
 
@@ -347,7 +348,7 @@ func (s *Server) registerTopic(_ context.Context, req *remoting.Request) *remoti
 		return bad
 	}
 	if len(req.Body) > 0 {
-		r, err := DecodeTopicRouteData(req.Body)
+		r, err := protocol.DecodeTopicRouteData(req.Body)
 		if err != nil {
 			return remoting.NewResponse(remoting.SystemError, err.Error())
 		}
@@ -385,7 +386,7 @@ func (s *Server) queryDataVersion(_ context.Context, req *remoting.Request) *rem
 	if bad != nil {
 		return bad
 	}
-	var v DataVersion
+	var v protocol.DataVersion
 	if err := unmarshalFastJSON(req.Body, &v); err != nil {
 		return remoting.NewResponse(remoting.SystemError, err.Error())
 	}
