@@ -1,7 +1,9 @@
 package commitlog
 
 import (
+	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/rocketstore/rocketstore/message"
 )
@@ -63,6 +65,12 @@ func (l *Log) Recover(from int64, visit func(r message.Record, offset int64) err
 	l.q.SetFlushedWhere(end)
 	l.cur = nil
 	f, err := l.q.LastOrCreate(end)
+	if errors.Is(err, syscall.ENOSPC) {
+		// A full disk: the log opens to be read; the first append makes
+		// the file, or fails saying the disk is full.
+		l.log.Warn("no space for the next commit log file; appends fail until there is", "offset", end, "err", err)
+		return end, nil
+	}
 	if err != nil {
 		return end, fmt.Errorf("commitlog: %w", err)
 	}

@@ -128,3 +128,36 @@ func TestGroupCommit_GathersTheWritersItAnswered(t *testing.T) {
 	t.Logf("%d puts, %d syncs, %.1f puts per sync", writers*each, g.Syncs(), perSync)
 	require.Greater(t, perSync, 10.0, "a flush should cover nearly every writer (without gathering: 8)")
 }
+
+// closeConcurrently calls close from n goroutines released at once.
+func closeConcurrently(n int, closeFn func()) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			<-start
+			closeFn()
+		})
+	}
+	close(start)
+	wg.Wait()
+}
+
+// Two Closes at once are safe: one stops the service, the other returns
+// once it has stopped (the check-then-close of a channel panicked).
+func TestGroupCommit_ConcurrentClose(t *testing.T) {
+	for range 3000 {
+		g := NewGroupCommit(func(int) (int64, error) { return 0, nil }, 0, nil)
+		closeConcurrently(8, g.Close)
+		require.ErrorIs(t, g.Wait(1), ErrClosed)
+	}
+}
+
+func TestPeriodic_ConcurrentClose(t *testing.T) {
+	for range 3000 {
+		var runs atomic.Int32
+		p := StartPeriodic(func(int) error { runs.Add(1); return nil }, PeriodicOptions{Interval: time.Hour, Thorough: time.Hour})
+		closeConcurrently(8, func() { _ = p.Close() })
+		require.Equal(t, int32(1), runs.Load(), "one last run, by the first Close")
+	}
+}

@@ -34,6 +34,8 @@ type GroupCommit struct {
 	stop  chan struct{}
 	done  chan struct{}
 	syncs atomic.Int64
+	// closing is set by the first Close, which alone closes stop.
+	closing atomic.Bool
 
 	// The loop's own: how many waiters the last flush answered and how long
 	// it took (see gather).
@@ -179,9 +181,8 @@ func (g *GroupCommit) serve(batch []*waiter, closing bool) []*waiter {
 	flushed, err := g.flush(0)
 	g.lastFlush = time.Since(start)
 	g.syncs.Add(1)
-	if err != nil {
-		g.log.Error("sync flush failed", "err", err)
-	}
+	// A failed flush is not logged here: each waiter gets the error, and
+	// the owner of flush reports it (once).
 	var keep []*waiter
 	for _, w := range batch {
 		switch {
@@ -208,10 +209,9 @@ func (g *GroupCommit) serve(batch []*waiter, closing bool) []*waiter {
 // Close makes a last flush for the waiters there, answers them, and stops
 // the service. Later Waits return ErrClosed.
 func (g *GroupCommit) Close() {
-	select {
-	case <-g.stop:
+	if !g.closing.CompareAndSwap(false, true) {
+		<-g.done // another Close stops it
 		return
-	default:
 	}
 	close(g.stop)
 	<-g.done

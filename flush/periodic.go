@@ -2,6 +2,7 @@ package flush
 
 import (
 	"log/slog"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,6 +22,8 @@ type Periodic struct {
 	stop chan struct{}
 	done chan struct{}
 	err  error // of the last run at Close
+	// closing is set by the first Close, which alone closes stop.
+	closing atomic.Bool
 }
 
 // PeriodicOptions configure a Periodic service.
@@ -89,10 +92,9 @@ func (p *Periodic) loop() {
 // Close stops the service after a last run with 0 pages, and returns that
 // run's error. Calls after the first return nil.
 func (p *Periodic) Close() error {
-	select {
-	case <-p.stop:
+	if !p.closing.CompareAndSwap(false, true) {
+		<-p.done // another Close stops it
 		return nil
-	default:
 	}
 	close(p.stop)
 	<-p.done

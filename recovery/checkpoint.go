@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/rocketstore/rocketstore/mappedfile"
 )
@@ -149,9 +150,17 @@ func (a Abort) Exists() bool {
 	return err == nil
 }
 
-// Create writes the marker with the process id, durably.
+// Create writes the marker with the process id, durably. On a full disk
+// the marker is left empty (as RocketMQ's is): its being there is what
+// counts.
 func (a Abort) Create() error {
-	if err := os.WriteFile(a.path, fmt.Appendf(nil, "%d", os.Getpid()), 0o644); err != nil {
+	err := os.WriteFile(a.path, fmt.Appendf(nil, "%d", os.Getpid()), 0o644)
+	if errors.Is(err, syscall.ENOSPC) {
+		if _, serr := os.Stat(a.path); serr == nil {
+			err = nil
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("recovery: create abort file: %w", err)
 	}
 	return mappedfile.SyncDir(filepath.Dir(a.path))

@@ -35,6 +35,30 @@ func statfsUsage(dir string) (float64, error) {
 	return float64(st.Blocks-st.Bfree) / float64(st.Blocks), nil
 }
 
+// noSpace refuses puts after the disk had no room for the next CommitLog
+// file (ENOSPC), until expiry finds the room (roomForCommitLogFile); it
+// reports whether err was that.
+func (s *MessageStore) noSpace(err error) bool {
+	if !errors.Is(err, unix.ENOSPC) {
+		return false
+	}
+	if !s.flags.has(diskFull) {
+		s.flags.set(diskFull, fmt.Errorf("no space left on the disk for the next commit log file; free space or lower fileReservedTime: %w: %w",
+			ErrDiskFull, err))
+	}
+	return true
+}
+
+// roomForCommitLogFile reports whether the disk has room for one more
+// CommitLog file (and statfs works).
+func (s *MessageStore) roomForCommitLogFile() bool {
+	var st unix.Statfs_t
+	if err := unix.Statfs(filepath.Join(s.dir, "commitlog"), &st); err != nil {
+		return false
+	}
+	return int64(st.Bavail)*int64(st.Bsize) >= int64(s.cl.FileSize())
+}
+
 func parseDeleteWhen(s string) ([]int, error) {
 	var hours []int
 	for part := range strings.SplitSeq(s, ";") {
@@ -79,9 +103,13 @@ func (s *MessageStore) CleanExpiredFiles() (int, error) {
 	percent := usage * 100
 	forcibly := percent > float64(s.opts.DiskSpaceCleanForciblyRatio)
 	full := percent > float64(s.opts.DiskSpaceWarningLevelRatio)
-	if full != s.diskFull.Load() {
-		s.diskFull.Store(full)
-		s.log.Warn("disk fullness changed", "full", full, "usedPercent", percent)
+	if full {
+		if !s.flags.has(diskFull) {
+			s.flags.set(diskFull, fmt.Errorf("the disk is %.1f%% full, over diskSpaceWarningLevelRatio %d%%; free space or lower fileReservedTime: %w",
+				percent, s.opts.DiskSpaceWarningLevelRatio, ErrDiskFull))
+		}
+	} else if s.flags.has(diskFull) && s.roomForCommitLogFile() {
+		s.flags.clear(diskFull)
 	}
 	now := time.Now()
 	if s.opts.Now != nil {
@@ -96,8 +124,11 @@ func (s *MessageStore) CleanExpiredFiles() (int, error) {
 	if !timeUp && !spaceFull && !forcibly && !full {
 		return 0, nil
 	}
-	cleanAny := forcibly || full
+	// Above DiskSpaceCleanForciblyRatio files go before they expire
+	// (cleanImmediately), if cleanFileForciblyEnable.
+	cleanAny := (forcibly || full) && !s.opts.KeepUnexpiredFiles
 	dispatched := s.DispatchedOffset()
+	oldMin := s.cl.MinOffset()
 	n, err := s.cl.DeleteFiles(func(f *mappedfile.File) bool {
 		if f.From()+int64(f.Size()) > dispatched {
 			return false // its records must reach their queues first
@@ -108,10 +139,16 @@ func (s *MessageStore) CleanExpiredFiles() (int, error) {
 		st, err := os.Stat(f.Path())
 		return err == nil && !st.ModTime().Add(s.opts.FileReservedTime).After(now)
 	}, deleteFilesBatchMax)
-	if n > 0 {
-		s.log.Info("deleted expired commit log files", "files", n, "usedPercent", percent, "forcibly", cleanAny)
-	}
 	min := s.cl.MinOffset()
+	switch {
+	case n > 0 && cleanAny:
+		// Messages not yet consumed may be gone: say which.
+		s.log.Warn("deleted commit log files before they expired: the disk is fuller than diskSpaceCleanForciblyRatio",
+			"files", n, "fromOffset", oldMin, "toOffset", min, "usedPercent", percent,
+			"diskSpaceCleanForciblyRatio", s.opts.DiskSpaceCleanForciblyRatio)
+	case n > 0:
+		s.log.Info("deleted expired commit log files", "files", n, "fromOffset", oldMin, "toOffset", min, "usedPercent", percent)
+	}
 	if min < 0 {
 		return n, err
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/consumequeue"
@@ -26,15 +27,23 @@ type GetResult struct {
 	SuggestPullingFromSlave bool
 
 	reader commitlog.Reader // holds the files of Messages
+	// released is set by the first Release: a second one must not put the
+	// result into the pool again, or two GetMessage calls would share it.
+	released atomic.Bool
 }
 
 var getResults = sync.Pool{New: func() any { return new(GetResult) }}
 
-// Release gives the records' files back and recycles the result.
+// Release gives the records' files back and recycles the result. Calls
+// after the first do nothing.
 func (r *GetResult) Release() {
+	if !r.released.CompareAndSwap(false, true) {
+		return
+	}
 	r.reader.Release()
 	clear(r.Messages)
-	*r = GetResult{Messages: r.Messages[:0], reader: r.reader}
+	r.Status, r.NextBeginOffset, r.MinOffset, r.MaxOffset = 0, 0, 0, 0
+	r.Messages, r.BufferTotalSize, r.SuggestPullingFromSlave = r.Messages[:0], 0, false
 	getResults.Put(r)
 }
 
@@ -57,6 +66,7 @@ const (
 // consumer group asking; it is not used to filter.
 func (s *MessageStore) GetMessage(group, topic string, queueID int32, offset int64, maxMsgNums int, filter Filter) *GetResult {
 	r := getResults.Get().(*GetResult)
+	r.released.Store(false)
 	r.reader.Reset(s.cl)
 	r.Status, r.NextBeginOffset = NoMessageInQueue, offset
 	q := s.cqs.Get(topic, queueID)

@@ -64,8 +64,13 @@ type Options struct {
 	// files are deleted at once instead of at DeleteWhen; 0 means 75.
 	DiskMaxUsedSpaceRatio int
 	// DiskSpaceCleanForciblyRatio is the disk use above which even files not
-	// yet expired are deleted, oldest first; 0 means 85.
+	// yet expired (and not yet consumed) are deleted, oldest first, unless
+	// KeepUnexpiredFiles; 0 means 85.
 	DiskSpaceCleanForciblyRatio int
+	// KeepUnexpiredFiles turns off the deletion of files not yet expired
+	// above DiskSpaceCleanForciblyRatio (cleanFileForciblyEnable=false):
+	// then only expired files are deleted, and a full disk stays full.
+	KeepUnexpiredFiles bool
 	// DiskSpaceWarningLevelRatio is the disk use above which puts are
 	// refused with ErrDiskFull (reads go on); 0 means 90.
 	DiskSpaceWarningLevelRatio int

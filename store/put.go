@@ -35,13 +35,22 @@ func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
 	}
 	res, err := s.cl.Append(m)
 	if err != nil {
+		if s.noSpace(err) {
+			return PutResult{}, fmt.Errorf("store: put to %s: %w", m.Topic, s.flags.err())
+		}
 		return PutResult{}, fmt.Errorf("store: put to %s: %w", m.Topic, err)
 	}
 	own.rec.offset, own.rec.size, own.end = res.WroteOffset, int32(res.WroteBytes), res.WroteOffset+int64(res.WroteBytes)
 	own.rec.queueOffset, own.rec.storeTimestamp = m.QueueOffset, m.StoreTimestamp
 	own.rec.queueID, own.rec.sysFlag, own.rec.topic = m.QueueID, m.SysFlag, m.Topic
-	status := s.waitFlush(m, own.end)
-	s.dispatchAfterPut(&own)
+	status, err := s.waitFlush(m, own.end)
+	if err != nil {
+		return PutResult{}, fmt.Errorf("store: put to %s: written at CommitLog offset %d, but %w", m.Topic, res.WroteOffset, err)
+	}
+	s.disp.afterPut(&own)
+	if err := s.undispatched(m.Topic, res, own.end); err != nil {
+		return PutResult{}, err
+	}
 	return PutResult{Status: status, AppendResult: res}, nil
 }
 
@@ -58,20 +67,42 @@ func (s *MessageStore) PutMessages(msgs []*message.Message) (PutResult, error) {
 	}
 	res, err := s.cl.AppendBatch(msgs)
 	if err != nil {
+		if s.noSpace(err) {
+			return PutResult{}, fmt.Errorf("store: put batch to %s: %w", msgs[0].Topic, s.flags.err())
+		}
 		return PutResult{}, fmt.Errorf("store: put batch: %w", err)
 	}
-	status := s.waitFlush(msgs[0], res.WroteOffset+int64(res.WroteBytes))
-	s.dispatchAfterPut(nil)
+	end := res.WroteOffset + int64(res.WroteBytes)
+	status, err := s.waitFlush(msgs[0], end)
+	if err != nil {
+		return PutResult{}, fmt.Errorf("store: put batch to %s: written at CommitLog offset %d, but %w", msgs[0].Topic, res.WroteOffset, err)
+	}
+	s.disp.afterPut(nil)
+	if err := s.undispatched(msgs[0].Topic, res, end); err != nil {
+		return PutResult{}, err
+	}
 	return PutResult{Status: status, AppendResult: res}, nil
+}
+
+// undispatched is the error of a put written up to end that dispatch has
+// stopped before: it would be acknowledged and never delivered (see
+// dispatcher). The record stays in the CommitLog and is dispatched once
+// dispatch resumes, so a producer that retries may store it twice, as
+// RocketMQ's at-least-once sends allow; nil when the put may return.
+func (s *MessageStore) undispatched(topic string, res commitlog.AppendResult, end int64) error {
+	if s.disp.from.Load() >= end || !s.flags.has(dispatchStopped) {
+		return nil
+	}
+	return fmt.Errorf("store: put to %s: written at CommitLog offset %d but not dispatched: %w",
+		topic, res.WroteOffset, s.flags.err())
 }
 
 func (s *MessageStore) checkPut(m *message.Message) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	if s.diskFull.Load() {
-		return fmt.Errorf("store: put to %s: the disk is over %d%% full; free space or lower retention: %w",
-			m.Topic, s.opts.DiskSpaceWarningLevelRatio, ErrDiskFull)
+	if err := s.flags.err(); err != nil {
+		return fmt.Errorf("store: put to %s: %w", m.Topic, err)
 	}
 	if err := message.ValidateTopic(m.Topic); err != nil {
 		return fmt.Errorf("store: put: %w", err)

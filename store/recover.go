@@ -71,12 +71,13 @@ func (s *MessageStore) recover(crashed bool) error {
 		}
 	}
 	reputFrom = min(reputFrom, end)
+	s.log.Info("dispatching the commit log again", "from", reputFrom, "to", end)
 	// Dispatch now, so the ConsumeQueues are whole before the queue offsets
 	// are taken from them.
-	s.reput.from.Store(reputFrom)
-	s.doReput()
-	if s.reput.from.Load() < end {
-		return fmt.Errorf("dispatch stopped at %d before the end of the commit log at %d", s.reput.from.Load(), end)
+	s.disp.from.Store(reputFrom)
+	s.disp.catchUp()
+	if s.disp.from.Load() < end {
+		return fmt.Errorf("dispatch stopped at %d before the end of the commit log at %d", s.disp.from.Load(), end)
 	}
 	for _, q := range s.cqs.All() {
 		s.cl.SetQueueOffset(q.Topic(), q.QueueID(), q.MaxOffset())

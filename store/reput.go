@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -32,60 +33,119 @@ type ArrivalListener func(Arrival)
 
 // AddArrivalListener registers fn to be called for every dispatched message.
 func (s *MessageStore) AddArrivalListener(fn ArrivalListener) {
-	s.listenersMu.Lock()
-	defer s.listenersMu.Unlock()
+	d := s.disp
+	d.listenersMu.Lock()
+	defer d.listenersMu.Unlock()
 	var ls []ArrivalListener
-	if old := s.listeners.Load(); old != nil {
+	if old := d.listeners.Load(); old != nil {
 		ls = slices.Clone(*old)
 	}
 	ls = append(ls, fn)
-	s.listeners.Store(&ls)
+	d.listeners.Store(&ls)
 }
 
-// reputState is the ReputMessageService's state.
+// dispatcher is RocketMQ's ReputMessageService: it follows the CommitLog
+// and, one record at a time in CommitLog order, writes each record's
+// ConsumeQueue unit and index entries and tells the arrival listeners.
 //
-// Records are dispatched by whoever holds dispatching: the reput goroutine,
-// or a put that has just made its record readable (dispatchAfterPut). A put
-// dispatches on its own goroutine, while its record is still in this core's
-// cache (read back by the reput goroutine on the other core, every record
-// cost a cache miss or two), and when its own record is the next one it
-// dispatches it from the message, without reading it back. A put that
-// finds the lock taken by another put leaves its record to that one, which
-// looks again after letting go; taken by the reput goroutine or Close, it
-// waits. So one producer reads its message back as soon as PutMessage
-// returns; with several, a moment later.
-type reputState struct {
+//	CommitLog  0        min             from                limit        MaxOffset
+//	           |expired |  dispatched    |  readable, waiting |  written   |
+//	                                     ^                    ^
+//	                          the reput offset      FlushedOffset (SyncFlush)
+//	                                                or MaxOffset (AsyncFlush)
+//
+//	   put ──append──> CommitLog ──flush (SyncFlush)──> dispatchAfterPut ─┐
+//	   reput goroutine (polls 1 ms while busy, parks when idle) ──────────┤
+//	   recovery, Close ───────────────────────────────────────────────────┤
+//	                                  whoever holds mu dispatches [from, limit)
+//
+// Invariants:
+//
+//   - Who may dispatch: only the holder of mu. A put takes it with TryLock
+//     and, if another put holds it, leaves its record to that put, which
+//     looks again after letting go; it waits only for the others (the reput
+//     goroutine, recovery, Close), which say so in others first (lockOther).
+//   - The reput offset (from): every record below it is in its ConsumeQueue
+//     and the index, and its arrival told. It moves only forward, only under
+//     mu, and never past limit, so under SyncFlush a consumer never sees a
+//     record a power loss could take back. It is stored after the writes it
+//     covers, so a reader that loads it sees them (published every
+//     reputPublishEvery records and at the end of each pass).
+//   - When dispatch fails on a record (its ConsumeQueue or index file cannot
+//     be written), from stays before it, nothing after it is dispatched, and
+//     the store's runningFlags say dispatchStopped: puts are refused until a
+//     pass gets past it (the reput goroutine retries). The record and those
+//     after it stay in the CommitLog and are dispatched once the cause is
+//     gone.
+//   - When a put may return PutOK: once its record is below from, or it has
+//     been left to a put holding mu (dispatched within that put's pass), and
+//     dispatch had not stopped when it looked. A put whose record is still
+//     above from while dispatch is stopped fails with ErrNotWritable.
+//   - After Close (stopped) nothing is dispatched: the files are closing.
+//
+// A put dispatches on its own goroutine, while its record is still in this
+// core's cache (read back by the reput goroutine on the other core, every
+// record would cost a cache miss or two), and when its own record is the
+// next one it dispatches it from the message, without reading it back. So
+// one producer reads its message back as soon as PutMessage returns; with
+// several, a moment later.
+type dispatcher struct {
+	cl        *commitlog.Log
+	cqs       *consumequeue.Table
+	index     *indexfile.Service // nil when the index is off
+	syncFlush bool
+	delays    []time.Duration
+	flags     *runningFlags
+	log       *slog.Logger
+
 	from atomic.Int64 // reputFromOffset: the next CommitLog offset to dispatch
 	wake chan struct{}
 	idle atomic.Bool // parked: a put must wake it
 
-	dispatching sync.Mutex
+	mu sync.Mutex // held by whoever dispatches
 	// others counts the goroutines other than puts (the reput goroutine,
-	// Close) holding dispatching or about to take it: a put that finds it
+	// recovery, Close) holding mu or about to take it: a put that finds it
 	// taken waits only for those (lockOther).
 	others atomic.Int32
-	// Guarded by dispatching:
+	// Guarded by mu:
 	it        commitlog.Iterator  // reused, so that a put's dispatch does not allocate
-	failedAt  int64               // offset of a record that failed to dispatch, logged once
+	failedAt  int64               // 1 + the offset of the record dispatch stopped at; 0 when none
 	lastQueue *consumequeue.Queue // the queue of the last record
 	stopped   bool                // set by Close: the files are closing
-	// index holds the index entries of dispatched records not yet put
+	// batch holds the index entries of dispatched records not yet put
 	// (their strings alias the records, all in one CommitLog file, or the
 	// put's message): they are put together (indexfile.PutBatch) before the
 	// reput offset passes them.
-	index [indexBatch]indexfile.Message
+	batch [indexBatch]indexfile.Message
 	nidx  int
 
-	mu       sync.Mutex    // guards advanced
-	advanced chan struct{} // closed and replaced when from moves while waiters > 0
-	waiters  atomic.Int32  // goroutines in WaitDispatched
+	// lastTime is the store time of the last record dispatched (the
+	// checkpoint's logicsMsgTimestamp once the queues are flushed).
+	lastTime atomic.Int64
+
+	listenersMu sync.Mutex // serialises changes to listeners
+	listeners   atomic.Pointer[[]ArrivalListener]
+
+	advancedMu sync.Mutex    // guards advanced
+	advanced   chan struct{} // closed and replaced when from moves while waiters > 0
+	waiters    atomic.Int32  // goroutines in WaitDispatched
+}
+
+// newDispatcher makes the dispatcher of a store's parts, at offset 0.
+func newDispatcher(cl *commitlog.Log, cqs *consumequeue.Table, index *indexfile.Service, opts Options,
+	delays []time.Duration, flags *runningFlags) *dispatcher {
+	return &dispatcher{
+		cl: cl, cqs: cqs, index: index, syncFlush: opts.FlushDiskType == SyncFlush,
+		delays: delays, flags: flags, log: opts.Logger,
+		wake: make(chan struct{}, 1), advanced: make(chan struct{}),
+	}
 }
 
 // Dispatch polls the CommitLog every reputPoll while records keep coming,
 // as RocketMQ's ReputMessageService does, so a put never pays for waking
 // it. After reputBusyWindow without records it parks; then a put wakes it
 // at once, and it looks by itself every reputIdle (records written by
-// replication, for one).
+// replication, for one, and retries after a failure).
 const (
 	reputPoll       = time.Millisecond
 	reputBusyWindow = 50 * time.Millisecond
@@ -95,89 +155,97 @@ const (
 	indexBatch        = 32 // records whose index entries are put together
 )
 
-// wakeReput wakes a parked reput goroutine; while it polls, it costs
-// one atomic load.
-func (s *MessageStore) wakeReput() {
-	if !s.reput.idle.Load() {
+// wakeUp wakes a parked reput goroutine; while it polls, it costs one
+// atomic load.
+func (d *dispatcher) wakeUp() {
+	if !d.idle.Load() {
 		return
 	}
 	select {
-	case s.reput.wake <- struct{}{}:
+	case d.wake <- struct{}{}:
 	default:
 	}
 }
 
-// reputLoop is the reput goroutine: it follows the CommitLog and builds
-// the ConsumeQueues and the index.
-func (s *MessageStore) reputLoop() {
+// loop is the reput goroutine, until stop is closed.
+func (d *dispatcher) loop(stop <-chan struct{}) {
 	t := time.NewTimer(reputPoll)
 	defer t.Stop()
 	lastMoved := time.Now()
-	seen := s.reput.from.Load()
+	seen := d.from.Load()
 	for {
 		// Puts dispatch their own records: step in only when the reput
 		// offset did not move since the last look, or this goroutine and
 		// the puts would take the work from each other.
-		if from := s.reput.from.Load(); from != seen {
+		if from := d.from.Load(); from != seen {
 			seen, lastMoved = from, time.Now()
-		} else if s.doReput() {
-			seen, lastMoved = s.reput.from.Load(), time.Now()
+		} else if d.catchUp() {
+			seen, lastMoved = d.from.Load(), time.Now()
 		}
 		if time.Since(lastMoved) < reputBusyWindow {
 			t.Reset(reputPoll)
 			select {
-			case <-s.stop:
+			case <-stop:
 				return
 			case <-t.C:
 			}
 			continue
 		}
-		s.reput.idle.Store(true)
-		if s.doReput() { // a put that saw idle=false before it was set
-			s.reput.idle.Store(false)
-			seen, lastMoved = s.reput.from.Load(), time.Now()
+		d.idle.Store(true)
+		if d.catchUp() { // a put that saw idle=false before it was set
+			d.idle.Store(false)
+			seen, lastMoved = d.from.Load(), time.Now()
 			continue
 		}
 		t.Reset(reputIdle)
 		select {
-		case <-s.stop:
-			s.reput.idle.Store(false)
+		case <-stop:
+			d.idle.Store(false)
 			return
-		case <-s.reput.wake:
+		case <-d.wake:
 		case <-t.C:
 		}
-		s.reput.idle.Store(false)
+		d.idle.Store(false)
 	}
 }
 
-// doReput dispatches every readable record from the reput offset on and
-// reports whether it dispatched any.
-func (s *MessageStore) doReput() bool {
+// catchUp dispatches, as one of the others, every readable record from the
+// reput offset on and reports whether it dispatched any.
+func (d *dispatcher) catchUp() bool {
 	moved := false
 	for {
-		s.lockOther()
-		m := s.dispatchReadable(nil)
-		s.unlockOther()
+		d.lockOther()
+		m := d.dispatchReadable(nil)
+		d.unlockOther()
 		moved = moved || m
 		// More may have become readable while the lock was held.
-		if !m || s.reput.from.Load() >= s.dispatchLimit() {
+		if !m || d.from.Load() >= d.limit() {
 			return moved
 		}
 	}
 }
 
-// lockOther takes dispatching for a goroutine that is not a put, saying
-// so first: a put that then finds it taken waits instead of leaving its
-// record to the holder. (Puts say nothing: two atomic stores per put.)
-func (s *MessageStore) lockOther() {
-	s.reput.others.Add(1)
-	s.reput.dispatching.Lock()
+// lockOther takes mu for a goroutine that is not a put, saying so first: a
+// put that then finds it taken waits instead of leaving its record to the
+// holder. (Puts say nothing: two atomic stores per put.)
+func (d *dispatcher) lockOther() {
+	d.others.Add(1)
+	d.mu.Lock()
 }
 
 // unlockOther releases what lockOther took.
-func (s *MessageStore) unlockOther() {
-	s.reput.dispatching.Unlock()
-	s.reput.others.Add(-1)
+func (d *dispatcher) unlockOther() {
+	d.mu.Unlock()
+	d.others.Add(-1)
+}
+
+// close dispatches what is readable, then stops dispatch for good: the
+// files are about to close. A put still under way dispatches nothing.
+func (d *dispatcher) close() {
+	d.lockOther()
+	d.dispatchReadable(nil)
+	d.stopped = true
+	d.unlockOther()
 }
 
 // ownRecord is what a put knows of the record it wrote: all that dispatch
@@ -187,21 +255,21 @@ type ownRecord struct {
 	end int64 // the CommitLog offset after the record
 }
 
-// dispatchAfterPut dispatches, on the putting goroutine, what its put made
-// readable (see reputState). own, if not nil, is the put's record.
-func (s *MessageStore) dispatchAfterPut(own *ownRecord) {
-	for s.reput.from.Load() < s.dispatchLimit() {
-		if !s.reput.dispatching.TryLock() {
-			if s.reput.others.Load() == 0 {
+// afterPut dispatches, on the putting goroutine, what its put made
+// readable (see dispatcher). own, if not nil, is the put's record.
+func (d *dispatcher) afterPut(own *ownRecord) {
+	for d.from.Load() < d.limit() {
+		if !d.mu.TryLock() {
+			if d.others.Load() == 0 {
 				return // another put dispatches, and looks again after letting go
 			}
-			s.reput.dispatching.Lock() // the reput goroutine or Close: wait for it
+			d.mu.Lock() // the reput goroutine, recovery or Close: wait for it
 		}
-		moved := s.dispatchReadable(own)
-		s.reput.dispatching.Unlock()
+		moved := d.dispatchReadable(own)
+		d.mu.Unlock()
 		if !moved {
-			if s.reput.from.Load() < s.dispatchLimit() {
-				s.wakeReput() // a record that fails: the reput goroutine retries it
+			if d.from.Load() < d.limit() {
+				d.wakeUp() // a record that fails: the reput goroutine retries it
 			}
 			return
 		}
@@ -209,49 +277,49 @@ func (s *MessageStore) dispatchAfterPut(own *ownRecord) {
 	}
 }
 
-// dispatchLimit is the end of what may be dispatched. Under SyncFlush only
-// what is durable is dispatched, so consumers never see a message a power
-// loss could take back.
-func (s *MessageStore) dispatchLimit() int64 {
-	if s.opts.FlushDiskType == SyncFlush {
-		return s.cl.FlushedOffset()
+// limit is the end of what may be dispatched. Under SyncFlush only what is
+// durable is dispatched, so consumers never see a message a power loss
+// could take back.
+func (d *dispatcher) limit() int64 {
+	if d.syncFlush {
+		return d.cl.FlushedOffset()
 	}
-	return s.cl.MaxOffset()
+	return d.cl.MaxOffset()
 }
 
 // dispatchReadable dispatches every readable record from the reput offset
 // on and reports whether it dispatched any. own, if not nil, is a record a
-// put knows. The caller holds dispatching.
-func (s *MessageStore) dispatchReadable(own *ownRecord) bool {
-	if s.reput.stopped {
+// put knows. The caller holds mu.
+func (d *dispatcher) dispatchReadable(own *ownRecord) bool {
+	if d.stopped {
 		return false
 	}
-	from := s.reput.from.Load()
-	if min := s.cl.MinOffset(); from < min {
+	from := d.from.Load()
+	if min := d.cl.MinOffset(); from < min {
 		from = min // the head expired under us
 	}
-	limit := s.dispatchLimit()
+	limit := d.limit()
 	if from >= limit {
 		return false
 	}
 	done, n := from, 0
 	if own != nil && own.rec.offset == from && own.end <= limit {
 		// The put's own record is next: no need to read it back.
-		if err := s.dispatch(&own.rec); err != nil {
-			s.dispatchFailed(from, err)
+		if err := d.dispatch(&own.rec); err != nil {
+			d.failed(from, err)
 			return false
 		}
 		done = own.end
 		if done >= limit {
-			if err := s.putIndex(); err != nil {
-				s.dispatchFailed(from, err)
+			if err := d.putIndex(); err != nil {
+				d.failed(from, err)
 				return false
 			}
-			return s.publishReput(from, done)
+			return d.publish(from, done)
 		}
 	}
-	it := &s.reput.it
-	it.Reset(s.cl, done, false)
+	it := &d.it
+	it.Reset(d.cl, done, false)
 	defer it.Close()
 	// The reput offset is published every reputPublishEvery records and at
 	// the end: each atomic store is a barrier that waits for the unit and
@@ -259,24 +327,24 @@ func (s *MessageStore) dispatchReadable(own *ownRecord) bool {
 	stopped := false // before the readable end: a limit or a failure
 	var rec recordInfo
 	// indexFrom is the offset of the first record whose index entries wait
-	// in reput.index (done when none wait); where dispatch resumes if
-	// putting them fails.
+	// in d.batch (done when none wait); where dispatch resumes if putting
+	// them fails.
 	indexFrom := from
-	if s.reput.nidx == 0 {
+	if d.nidx == 0 {
 		indexFrom = done
 	}
 	// putIndex puts the waiting entries; if that fails, dispatch stops
 	// before the first record they belong to.
 	putIndex := func() bool {
-		if err := s.putIndex(); err != nil {
+		if err := d.putIndex(); err != nil {
 			done = min(done, indexFrom)
-			s.dispatchFailed(indexFrom, err)
+			d.failed(indexFrom, err)
 			stopped = true
 			return false
 		}
 		return true
 	}
-	fileSize := int64(s.cl.FileSize())
+	fileSize := int64(d.cl.FileSize())
 	for it.Next() {
 		r, off := it.Record(), it.RecordOffset()
 		if off+int64(len(r)) > limit {
@@ -284,65 +352,72 @@ func (s *MessageStore) dispatchReadable(own *ownRecord) bool {
 			break
 		}
 		// Entries waiting alias a file the iterator is about to let go of.
-		if s.reput.nidx > 0 && off/fileSize != indexFrom/fileSize && !putIndex() {
+		if d.nidx > 0 && off/fileSize != indexFrom/fileSize && !putIndex() {
 			break
 		}
-		if s.reput.nidx == 0 {
+		if d.nidx == 0 {
 			indexFrom = off
 		}
 		rec.fill(r, off)
-		if err := s.dispatch(&rec); err != nil {
-			s.dispatchFailed(off, err)
+		if err := d.dispatch(&rec); err != nil {
+			d.failed(off, err)
 			stopped = true
 			break
 		}
 		done = it.Offset()
 		n++
-		if publish := n%reputPublishEvery == 0; publish || s.reput.nidx == indexBatch {
+		if publish := n%reputPublishEvery == 0; publish || d.nidx == indexBatch {
 			if !putIndex() {
 				break
 			}
 			if publish {
-				s.reput.from.Store(done)
+				d.from.Store(done)
 			}
 		}
 	}
 	putIndex()
 	if err := it.Err(); err != nil {
-		s.dispatchFailed(it.Offset(), err)
+		d.failed(it.Offset(), err)
 	} else if !stopped {
 		// At the readable end, past any END_OF_FILE padding after the last
 		// record: the padding counts as dispatched, or a log that ends with
 		// it (a crash right after a roll-over) would never be caught up.
 		done = max(done, min(it.Offset(), limit))
 	}
-	return s.publishReput(from, done)
+	return d.publish(from, done)
 }
 
-// publishReput moves the reput offset from from to done, waking
-// WaitDispatched, and reports whether it moved.
-func (s *MessageStore) publishReput(from, done int64) bool {
+// publish moves the reput offset from from to done, waking WaitDispatched
+// and, past the record dispatch had stopped at, letting puts in again. It
+// reports whether the offset moved. The caller holds mu.
+func (d *dispatcher) publish(from, done int64) bool {
 	if done == from {
 		return false
 	}
-	s.reput.from.Store(done)
-	if s.reput.waiters.Load() > 0 {
-		s.reput.mu.Lock()
-		close(s.reput.advanced)
-		s.reput.advanced = make(chan struct{})
-		s.reput.mu.Unlock()
+	d.from.Store(done)
+	if d.failedAt != 0 && done >= d.failedAt {
+		d.failedAt = 0
+		d.flags.clear(dispatchStopped)
+	}
+	if d.waiters.Load() > 0 {
+		d.advancedMu.Lock()
+		close(d.advanced)
+		d.advanced = make(chan struct{})
+		d.advancedMu.Unlock()
 	}
 	return true
 }
 
-// dispatchFailed logs a record that could not be dispatched, once: dispatch
-// stays there, so nothing after it is served out of order.
-func (s *MessageStore) dispatchFailed(off int64, err error) {
-	if s.reput.failedAt == off+1 {
+// failed stops dispatch at the record at off that it could not dispatch:
+// the reput offset stays there, so nothing after it is served out of
+// order, and puts are refused until it gets past (runningFlags logs the
+// change once). The caller holds mu.
+func (d *dispatcher) failed(off int64, err error) {
+	if d.failedAt == off+1 {
 		return
 	}
-	s.reput.failedAt = off + 1
-	s.log.Error("dispatch stopped at a record it cannot dispatch", "offset", off, "err", err)
+	d.failedAt = off + 1
+	d.flags.set(dispatchStopped, fmt.Errorf("dispatch stopped at CommitLog offset %d: %w: %w", off, ErrDispatchStopped, err))
 }
 
 // dispatchProperties are the properties dispatch reads, found in one pass.
@@ -390,56 +465,56 @@ func (rec *recordInfo) fill(r message.Record, off int64) {
 }
 
 // dispatch builds the ConsumeQueue unit of one record and adds its index
-// entries to reput.index, for putIndex (CommitLogDispatcherBuildConsumeQueue,
-// CommitLogDispatcherBuildIndex). The caller holds dispatching, and calls
-// putIndex before reput.index is full and before the reput offset passes
+// entries to d.batch, for putIndex (CommitLogDispatcherBuildConsumeQueue,
+// CommitLogDispatcherBuildIndex). The caller holds mu, and calls
+// putIndex before d.batch is full and before the reput offset passes
 // the record.
-func (s *MessageStore) dispatch(rec *recordInfo) error {
-	if ts := rec.storeTimestamp; s.lastDispatchedTime.Load() != ts {
-		s.lastDispatchedTime.Store(ts)
+func (d *dispatcher) dispatch(rec *recordInfo) error {
+	if ts := rec.storeTimestamp; d.lastTime.Load() != ts {
+		d.lastTime.Store(ts)
 	}
 	props := &rec.props
 	switch rec.sysFlag & message.TxMask {
 	case 0, message.TxCommit:
 		code := message.TagsCode(props.vals[propTags])
 		if props.has(propDelay) && rec.topic == message.TopicSchedule {
-			if at, ok := s.deliverAt(props.vals[propDelay], rec.storeTimestamp); ok {
+			if at, ok := deliverAt(d.delays, props.vals[propDelay], rec.storeTimestamp); ok {
 				code = at // when it is due, as RocketMQ keeps it
 			}
 		}
-		q, err := s.dispatchQueue(rec.topic, rec.queueID)
+		q, err := d.dispatchQueue(rec.topic, rec.queueID)
 		if err != nil {
 			return err
 		}
 		unit := consumequeue.Unit{Offset: rec.offset, Size: rec.size, TagsCode: code}
 		err = q.Put(unit, rec.queueOffset)
 		if err != nil && !errors.Is(err, consumequeue.ErrInvalidUnit) {
-			s.reput.lastQueue = nil // the next try looks the queue up again
+			d.lastQueue = nil // the next try looks the queue up again
 			return fmt.Errorf("store: dispatch to %s/%d: %w", q.Topic(), q.QueueID(), err)
 		}
-		s.notify(Arrival{Topic: q.Topic(), QueueID: q.QueueID(), QueueOffset: rec.queueOffset,
+		d.notify(Arrival{Topic: q.Topic(), QueueID: q.QueueID(), QueueOffset: rec.queueOffset,
 			TagsCode: code, StoreTimestamp: rec.storeTimestamp})
 	}
-	if s.index != nil && (props.has(propKeys) || props.has(propUniqKey)) {
-		s.reput.index[s.reput.nidx] = indexfile.Message{
+	if d.index != nil && (props.has(propKeys) || props.has(propUniqKey)) {
+		d.batch[d.nidx] = indexfile.Message{
 			Topic: rec.topic, Keys: props.vals[propKeys], UniqKey: props.vals[propUniqKey],
 			PhyOffset: rec.offset, StoreTimestamp: rec.storeTimestamp, SysFlag: rec.sysFlag,
 		}
-		s.reput.nidx++
+		d.nidx++
 	}
 	return nil
 }
 
-// putIndex puts the index entries waiting in reput.index. The caller holds
-// dispatching.
-func (s *MessageStore) putIndex() error {
-	n := s.reput.nidx
+// putIndex puts the index entries waiting in d.batch. The caller holds
+// mu.
+func (d *dispatcher) putIndex() error {
+	n := d.nidx
 	if n == 0 {
 		return nil
 	}
-	s.reput.nidx = 0
-	batch := s.reput.index[:n]
-	err := s.index.PutBatch(batch)
+	d.nidx = 0
+	batch := d.batch[:n]
+	err := d.index.PutBatch(batch)
 	if err != nil {
 		err = fmt.Errorf("store: index records from %d: %w", batch[0].PhyOffset, err)
 	}
@@ -447,8 +522,8 @@ func (s *MessageStore) putIndex() error {
 	return err
 }
 
-func (s *MessageStore) notify(a Arrival) {
-	if ls := s.listeners.Load(); ls != nil {
+func (d *dispatcher) notify(a Arrival) {
+	if ls := d.listeners.Load(); ls != nil {
 		for _, fn := range *ls {
 			fn(a)
 		}
@@ -457,46 +532,51 @@ func (s *MessageStore) notify(a Arrival) {
 
 // dispatchQueue returns the ConsumeQueue of topic/queueID, creating it if
 // needed. It keeps the last one: records of one queue often follow each
-// other. The caller holds dispatching.
-func (s *MessageStore) dispatchQueue(topic string, queueID int32) (*consumequeue.Queue, error) {
-	if q := s.reput.lastQueue; q != nil && q.QueueID() == queueID && q.Topic() == topic {
+// other. The caller holds mu.
+func (d *dispatcher) dispatchQueue(topic string, queueID int32) (*consumequeue.Queue, error) {
+	if q := d.lastQueue; q != nil && q.QueueID() == queueID && q.Topic() == topic {
 		return q, nil
 	}
-	q := s.cqs.Get(topic, queueID)
+	q := d.cqs.Get(topic, queueID)
 	if q == nil {
 		var err error
-		if q, err = s.cqs.GetOrCreate(strings.Clone(topic), queueID); err != nil {
+		if q, err = d.cqs.GetOrCreate(strings.Clone(topic), queueID); err != nil {
 			return nil, err
 		}
 	}
-	s.reput.lastQueue = q
+	d.lastQueue = q
 	return q, nil
 }
 
 // DispatchedOffset is the CommitLog offset up to which every record is in
 // its ConsumeQueue and the index.
-func (s *MessageStore) DispatchedOffset() int64 { return s.reput.from.Load() }
+func (s *MessageStore) DispatchedOffset() int64 { return s.disp.from.Load() }
 
 // WaitDispatched waits until every record readable when it was called is
 // dispatched, or timeout passes; it reports whether dispatch caught up.
 func (s *MessageStore) WaitDispatched(timeout time.Duration) bool {
-	target := s.cl.MaxOffset()
-	s.reput.waiters.Add(1)
-	defer s.reput.waiters.Add(-1)
+	return s.disp.waitFor(s.cl.MaxOffset(), timeout)
+}
+
+// waitFor waits until the reput offset reaches target, or timeout passes;
+// it reports whether it did.
+func (d *dispatcher) waitFor(target int64, timeout time.Duration) bool {
+	d.waiters.Add(1)
+	defer d.waiters.Add(-1)
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
-		s.reput.mu.Lock()
-		ch := s.reput.advanced
-		s.reput.mu.Unlock()
-		if s.reput.from.Load() >= target {
+		d.advancedMu.Lock()
+		ch := d.advanced
+		d.advancedMu.Unlock()
+		if d.from.Load() >= target {
 			return true
 		}
-		s.wakeReput()
+		d.wakeUp()
 		select {
 		case <-ch:
 		case <-deadline.C:
-			return s.reput.from.Load() >= target
+			return d.from.Load() >= target
 		}
 	}
 }

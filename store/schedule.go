@@ -65,15 +65,15 @@ func (s *MessageStore) scheduleDelay(m *message.Message, delay string) bool {
 
 // deliverAt is the ConsumeQueue tags code of a SCHEDULE_TOPIC_XXXX record:
 // when it is due, in ms.
-func (s *MessageStore) deliverAt(delayLevel string, storeTimestamp int64) (int64, bool) {
+func deliverAt(delays []time.Duration, delayLevel string, storeTimestamp int64) (int64, bool) {
 	level, err := strconv.Atoi(delayLevel)
 	if err != nil || level <= 0 {
 		return 0, false
 	}
-	if level > len(s.delays) {
+	if level > len(delays) {
 		return storeTimestamp + 1000, true // unknown level: as RocketMQ
 	}
-	return storeTimestamp + s.delays[level-1].Milliseconds(), true
+	return storeTimestamp + delays[level-1].Milliseconds(), true
 }
 
 // scheduler is RocketMQ's ScheduleMessageService: for each delay level it

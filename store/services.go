@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/rocketstore/rocketstore/flush"
@@ -34,7 +35,7 @@ func (s *MessageStore) startServices() {
 	if s.opts.TransientStorePool {
 		s.services.commit = flush.StartPeriodic(func(pages int) error {
 			s.cl.Commit(pages)
-			s.wakeReput() // committed bytes are now readable
+			s.disp.wakeUp() // committed bytes are now readable
 			return nil
 		}, flush.PeriodicOptions{Name: "commit log commit", Interval: commitCommitLogInterval,
 			Thorough: commitCommitLogThorough, LeastPages: commitCommitLogLeastPages, Logger: s.log})
@@ -43,8 +44,8 @@ func (s *MessageStore) startServices() {
 		s.services.group = flush.NewGroupCommit(s.flushCommitLog, s.opts.SyncFlushTimeout, s.log)
 	} else {
 		s.services.flushCL = flush.StartPeriodic(func(pages int) error {
-			_, err := s.flushCommitLog(pages)
-			return err
+			s.flushCommitLog(pages) // a failure is logged once, by runningFlags
+			return nil
 		}, flush.PeriodicOptions{Name: "commit log flush", Interval: flushCommitLogInterval,
 			Thorough: flushCommitLogThorough, LeastPages: flushCommitLogLeastPages, Logger: s.log})
 	}
@@ -54,19 +55,34 @@ func (s *MessageStore) startServices() {
 
 // flushCommitLog flushes the CommitLog and, when it flushed everything
 // written, records the store time of the last record in the checkpoint.
+//
+// A failed flush is final (ErrFlushFailed): the kernel may have dropped the
+// dirty pages it could not write and reports the failure only once, so a
+// later flush that succeeds proves nothing (PostgreSQL's fsync lesson).
+// The store refuses puts from then on and flushes no more until reopened;
+// the next Open recovers from what is on disk.
 func (s *MessageStore) flushCommitLog(pages int) (int64, error) {
+	if err := s.flags.cause(flushFailed); err != nil {
+		return s.cl.FlushedOffset(), err
+	}
 	ts, end := s.cl.LastStoreTimestamp(), s.cl.MaxOffset()
 	off, err := s.cl.Flush(pages)
-	if err == nil && off >= end && ts > 0 {
+	if err != nil {
+		err = fmt.Errorf("a write to disk failed (flush of the commit log at offset %d): %w: %w; "+
+			"what was not flushed may be lost: fix the disk and reopen the store", off, ErrFlushFailed, err)
+		s.flags.set(flushFailed, err)
+		return s.cl.FlushedOffset(), err
+	}
+	if off >= end && ts > 0 {
 		s.checkpoint.Update(func(v *recovery.CheckpointValues) { v.PhysicMsgTimestamp = ts })
 	}
-	return off, err
+	return off, nil
 }
 
 // flushQueues flushes the ConsumeQueues; a thorough flush also moves the
 // checkpoint's logics timestamp. The checkpoint is written every time.
 func (s *MessageStore) flushQueues(pages int) error {
-	ts := s.lastDispatchedTime.Load()
+	ts := s.disp.lastTime.Load()
 	err := s.cqs.Flush(pages)
 	if err == nil && pages == 0 && ts > 0 {
 		s.checkpoint.Update(func(v *recovery.CheckpointValues) { v.LogicsMsgTimestamp = ts })
@@ -75,21 +91,24 @@ func (s *MessageStore) flushQueues(pages int) error {
 }
 
 // waitFlush waits, under SyncFlush, until the put that ended at end is
-// durable, unless the message asked not to wait (WAIT=false).
-func (s *MessageStore) waitFlush(m *message.Message, end int64) PutStatus {
+// durable, unless the message asked not to wait (WAIT=false). A flush that
+// does not finish in time gives FlushDiskTimeout; one that fails gives its
+// error (ErrFlushFailed), logged once by runningFlags.
+func (s *MessageStore) waitFlush(m *message.Message, end int64) (PutStatus, error) {
 	if s.services.group == nil {
-		return PutOK
+		return PutOK, nil
 	}
 	if v, ok := message.LookupProperty(m.Properties, message.PropertyWaitStoreMsgOK); ok && v == "false" {
-		return PutOK
+		return PutOK, nil
 	}
-	if err := s.services.group.Wait(end); err != nil {
-		if !errors.Is(err, flush.ErrTimeout) {
-			s.log.Error("sync flush failed", "err", err)
-		}
-		return FlushDiskTimeout
+	switch err := s.services.group.Wait(end); {
+	case err == nil:
+		return PutOK, nil
+	case errors.Is(err, ErrFlushFailed):
+		return PutOK, err
+	default: // timed out, or closing
+		return FlushDiskTimeout, nil
 	}
-	return PutOK
 }
 
 // close stops every service, each after a last run.

@@ -47,18 +47,12 @@ type MessageStore struct {
 	checkpoint *recovery.Checkpoint
 	abort      recovery.Abort
 	services   services
-	// lastDispatchedTime is the store time of the last record dispatched
-	// (the checkpoint's logicsMsgTimestamp once flushed).
-	lastDispatchedTime atomic.Int64
-	diskFull           atomic.Bool // set by expiry: puts are refused
-	delays             []time.Duration
-	sched              *scheduler
+	delays     []time.Duration
+	sched      *scheduler
 
-	listenersMu sync.Mutex // serialises changes to listeners
-	listeners   atomic.Pointer[[]ArrivalListener]
-
-	reput    reputState
-	memBytes int64 // physical memory, for the in-memory read limits
+	flags    runningFlags // whether puts are taken, and if not why
+	disp     *dispatcher  // builds the ConsumeQueues and the index
+	memBytes int64        // physical memory, for the in-memory read limits
 
 	stop   chan struct{}
 	wg     sync.WaitGroup
@@ -76,14 +70,13 @@ func Open(dir string, opts Options) (*MessageStore, error) {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
 	s := &MessageStore{dir: dir, opts: opts, log: opts.Logger, stop: make(chan struct{}), abort: recovery.NewAbort(dir)}
-	s.reput.wake = make(chan struct{}, 1)
-	s.reput.advanced = make(chan struct{})
+	s.flags.log = opts.Logger
 	s.delays, _ = parseDelayLevels(opts.MessageDelayLevel) // checked by validate
 	if err := s.open(); err != nil {
 		return nil, errors.Join(fmt.Errorf("store: open %s: %w", dir, err), s.closeParts())
 	}
 	s.startServices()
-	s.wg.Go(s.reputLoop)
+	s.wg.Go(func() { s.disp.loop(s.stop) })
 	s.wg.Go(s.cleanLoop)
 	s.wg.Go(s.sched.loop)
 	return s, nil
@@ -116,10 +109,13 @@ func (s *MessageStore) open() error {
 		return err
 	}
 	if !s.opts.DisableIndex {
-		if s.index, err = indexfile.Open(filepath.Join(s.dir, "index"), s.opts.index()); err != nil {
+		io := s.opts.index()
+		io.OnFileFull = s.indexFileFull
+		if s.index, err = indexfile.Open(filepath.Join(s.dir, "index"), io); err != nil {
 			return err
 		}
 	}
+	s.disp = newDispatcher(s.cl, s.cqs, s.index, s.opts, s.delays, &s.flags)
 	if err := s.recover(s.abort.Exists()); err != nil {
 		return err
 	}
@@ -142,24 +138,36 @@ func (s *MessageStore) Close() error {
 	err = errors.Join(err, s.services.close())
 	// What was put before Close is dispatched; a put still under way must
 	// not dispatch into the files closed below.
-	s.lockOther()
-	s.dispatchReadable(nil)
-	s.reput.stopped = true
-	s.unlockOther()
+	s.disp.close()
 	if s.index != nil {
 		err = errors.Join(err, s.index.Flush())
 	}
 	err = errors.Join(err, s.cqs.Flush(0))
 	s.checkpoint.Update(func(v *recovery.CheckpointValues) {
 		v.PhysicMsgTimestamp = max(v.PhysicMsgTimestamp, s.cl.LastStoreTimestamp())
-		v.LogicsMsgTimestamp = max(v.LogicsMsgTimestamp, s.lastDispatchedTime.Load())
+		v.LogicsMsgTimestamp = max(v.LogicsMsgTimestamp, s.disp.lastTime.Load())
 	})
 	caughtUp := s.DispatchedOffset() >= s.cl.MaxOffset()
-	err = errors.Join(err, s.closeParts())
+	// After a failed flush, a flush at close that succeeds proves nothing:
+	// the abort file stays, so the next Open recovers from the disk.
+	err = errors.Join(err, s.flags.cause(flushFailed), s.closeParts())
 	if err == nil && caughtUp {
 		err = s.abort.Remove()
 	}
 	return err
+}
+
+// indexFileFull records, once a full index file is flushed, its
+// endTimestamp as the checkpoint's indexMsgTimestamp and flushes the
+// checkpoint (IndexService.flush): after a crash, recovery keeps the index
+// files up to it and indexes again only what came after.
+func (s *MessageStore) indexFileFull(endTimestamp int64) {
+	s.checkpoint.Update(func(v *recovery.CheckpointValues) {
+		v.IndexMsgTimestamp = max(v.IndexMsgTimestamp, endTimestamp)
+	})
+	if err := s.checkpoint.Flush(); err != nil {
+		s.log.Error("flushing the checkpoint after an index file filled failed", "err", err)
+	}
 }
 
 func (s *MessageStore) closeParts() error {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketstore/rocketstore/commitlog"
+	"github.com/rocketstore/rocketstore/indexfile"
 	"github.com/rocketstore/rocketstore/mappedfile"
 	"github.com/rocketstore/rocketstore/message"
 )
@@ -438,24 +439,32 @@ func TestStore_IndexFailure_DispatchStopsThenRecovers(t *testing.T) {
 	waitDispatched(t, s)
 	at := s.DispatchedOffset()
 	require.NoError(t, s.index.Close()) // from here on the index refuses every entry
-	for i := before; i < total; i++ {
-		mustPut(t, s, msg("TopicI", 0, fmt.Sprint(i), "", fmt.Sprintf("key%d", i)))
+	// No put is acknowledged while dispatch is stopped: the first one is
+	// written (it stays in the CommitLog) and fails, the rest are refused.
+	_, err = s.PutMessage(msg("TopicI", 0, fmt.Sprint(before), "", fmt.Sprintf("key%d", before)))
+	require.ErrorIs(t, err, ErrNotWritable)
+	require.ErrorIs(t, err, ErrDispatchStopped)
+	require.ErrorIs(t, err, indexfile.ErrClosed, "the error names the cause")
+	for i := before + 1; i < total; i++ {
+		_, err := s.PutMessage(msg("TopicI", 0, "refused", "", "refused"))
+		require.ErrorIs(t, err, ErrDispatchStopped)
 	}
 	require.False(t, s.WaitDispatched(100*time.Millisecond))
 	require.Equal(t, at, s.DispatchedOffset(), "dispatch stays at the first record it could not index")
 	require.Error(t, s.Close())
+	const written = before + 1
 
 	s = openTestStore(t, dir, opts)
 	waitDispatched(t, s)
 	var got []string
-	for off := int64(0); off < total; {
+	for off := int64(0); off < written; {
 		r := s.GetMessage("g", "TopicI", 0, off, 32, nil)
 		require.Equal(t, Found, r.Status)
 		off = r.NextBeginOffset
 		got = append(got, bodies(t, r)...)
 	}
-	require.Len(t, got, total, "each message once")
-	for i := range total {
+	require.Len(t, got, written, "each message written once, the refused ones not at all")
+	for i := range written {
 		require.Equal(t, fmt.Sprint(i), got[i])
 		q, err := s.QueryMessage("TopicI", fmt.Sprintf("key%d", i), 10, 0, 1<<62)
 		require.NoError(t, err)

@@ -106,6 +106,10 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.Store.MessageDelayLevel = v
 		case "messageIndexEnable":
 			o.Store.DisableIndex = !boolean(k, v)
+		case "maxHashSlotNum":
+			o.Store.IndexHashSlots = int(num(k, v))
+		case "maxIndexNum":
+			o.Store.IndexMaxEntries = int(num(k, v))
 		default:
 			unknown = append(unknown, k)
 		}

@@ -26,6 +26,9 @@ fileReservedTime=48
 brokerIP1=192.168.0.5
 autoCreateTopicEnable=false
 mappedFileSizeCommitLog=1073741824
+messageIndexEnable=true
+maxHashSlotNum=50000
+maxIndexNum=200000
 someFutureKey=1
 `
 	props, err := parseProperties(strings.NewReader(conf))
@@ -44,6 +47,9 @@ someFutureKey=1
 	require.Equal(t, "192.168.0.5", o.BrokerIP1)
 	require.True(t, o.DisableAutoCreateTopic)
 	require.Equal(t, 1<<30, o.Store.CommitLogFileSize)
+	require.False(t, o.Store.DisableIndex)
+	require.Equal(t, 50000, o.Store.IndexHashSlots, "maxHashSlotNum")
+	require.Equal(t, 200000, o.Store.IndexMaxEntries, "maxIndexNum")
 }
 
 func TestApplyProperties_Errors(t *testing.T) {

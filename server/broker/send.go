@@ -158,8 +158,14 @@ func putError(err error) *remoting.Command {
 		errors.Is(err, message.ErrBadTopic), errors.Is(err, message.ErrBadProperties),
 		errors.Is(err, store.ErrBadQueueID), errors.Is(err, store.ErrDelayedBatch):
 		return errResponse(remoting.MessageIllegal, "message illegal: %v", err)
-	case errors.Is(err, store.ErrDiskFull):
-		return errResponse(remoting.ServiceNotAvailable, "service not available now: %v", err)
+	case errors.Is(err, store.ErrNotWritable), errors.Is(err, store.ErrDiskFull):
+		// The store refuses puts; the remark names why (disk full,
+		// dispatch stopped, an earlier disk write failed), as RocketMQ
+		// answers a store that is not writable.
+		return errResponse(remoting.ServiceNotAvailable, "service not available now, the message store is not writable: %v", err)
+	case errors.Is(err, store.ErrFlushFailed):
+		// This put was written, but the disk write of its flush failed.
+		return errResponse(remoting.SystemError, "the disk write failed, the message may not be stored: %v", err)
 	case errors.Is(err, store.ErrClosed):
 		return errResponse(remoting.ServiceNotAvailable, "service not available now, the broker is shutting down")
 	}
