@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -51,7 +52,7 @@ func pullAll(t *testing.T, c *remoting.Client, addr, topic string) []string {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		resp, err := c.Invoke(ctx, addr, remoting.NewRequest(remoting.PullMessage, map[string]string{
 			"consumerGroup": "DiskFullCG", "topic": topic, "queueId": "0",
-			"queueOffset": strconv.FormatInt(offset, 10), "maxMsgNums": "32", "sysFlag": "2",
+			"queueOffset": strconv.FormatInt(offset, 10), "maxMsgNums": "32", "sysFlag": "4", // subscription, no suspend
 			"commitOffset": "0", "suspendTimeoutMillis": "0", "subscription": "*", "subVersion": "0",
 		}, nil))
 		cancel()
@@ -76,8 +77,6 @@ func pullAll(t *testing.T, c *remoting.Client, addr, topic string) []string {
 // with RocketMQ's "not available" answer and serves reads, it survives a
 // restart on the full disk, and once space is freed it takes puts again.
 func TestE2E_FullDisk(t *testing.T) {
-	t.Skip("waits for branch integ-dispatch (issue 13 item 5): the store must open on a full disk, " +
-		"and Options.KeepUnexpiredFiles (cleanFileForciblyEnable=false) must keep forced expiry from deleting acknowledged, unconsumed messages")
 	root := mountTmpfs(t, 64<<20)
 	// Ballast to free later: the disk is made full by messages and stays
 	// full until the test removes this.
@@ -102,6 +101,7 @@ func TestE2E_FullDisk(t *testing.T) {
 			IndexHashSlots:        5_000,
 			IndexMaxEntries:       20_000,
 			CleanResourceInterval: 50 * time.Millisecond,
+			KeepUnexpiredFiles:    true, // cleanFileForciblyEnable=false: nothing unconsumed is deleted
 		},
 	}
 	s.startBroker()
@@ -123,7 +123,12 @@ func TestE2E_FullDisk(t *testing.T) {
 	s.waitRoute(topic)
 
 	p := newProducer(t, s)
-	pad := strings.Repeat("x", 64<<10)
+	// Random bytes: the client compresses bodies over 4 KiB.
+	pad := make([]byte, 64<<10)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range pad {
+		pad[i] = byte(rng.Uint32())
+	}
 	body := func(i int) string { return fmt.Sprintf("%08d-%s", i, pad) }
 	send := func(i int) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

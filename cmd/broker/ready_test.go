@@ -35,8 +35,14 @@ func freeAddr(t *testing.T) string {
 type brokerProc struct {
 	cmd     *exec.Cmd
 	started time.Time
-	lines   chan string
+	lines   chan logLine
 	exited  chan struct{}
+}
+
+// logLine is a line the broker logged and when it came.
+type logLine struct {
+	text string
+	at   time.Time
 }
 
 func startBrokerProc(t *testing.T, args ...string) *brokerProc {
@@ -44,7 +50,7 @@ func startBrokerProc(t *testing.T, args ...string) *brokerProc {
 	cmd := exec.Command(brokerBinary(t), args...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
-	p := &brokerProc{cmd: cmd, lines: make(chan string, 1024), exited: make(chan struct{})}
+	p := &brokerProc{cmd: cmd, lines: make(chan logLine, 1024), exited: make(chan struct{})}
 	p.started = time.Now()
 	require.NoError(t, cmd.Start())
 	go func() {
@@ -54,7 +60,7 @@ func startBrokerProc(t *testing.T, args ...string) *brokerProc {
 				fmt.Fprintln(os.Stderr, "broker:", sc.Text())
 			}
 			select {
-			case p.lines <- sc.Text():
+			case p.lines <- logLine{sc.Text(), time.Now()}:
 			default:
 			}
 		}
@@ -69,15 +75,16 @@ func startBrokerProc(t *testing.T, args ...string) *brokerProc {
 	return p
 }
 
-// waitLine waits for a log line holding s and returns when it came.
+// waitLine waits for a log line holding s and returns it, and when it
+// came after the start.
 func (p *brokerProc) waitLine(t *testing.T, s string, timeout time.Duration) (string, time.Duration) {
 	t.Helper()
 	deadline := time.After(timeout)
 	for {
 		select {
 		case l := <-p.lines:
-			if strings.Contains(l, s) {
-				return l, time.Since(p.started)
+			if strings.Contains(l.text, s) {
+				return l.text, l.at.Sub(p.started)
 			}
 		case <-p.exited:
 			t.Fatalf("the broker exited before logging %q", s)
@@ -125,7 +132,7 @@ func TestBinary_FreshStartIsReadyAtOnce(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "the name server never answered: %v", err)
 		time.Sleep(2 * time.Millisecond)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	resp, err := sendOne(ctx, c, brokerAddr, "FirstTopic")
 	cancel()
 	require.NoError(t, err)
@@ -135,7 +142,9 @@ func TestBinary_FreshStartIsReadyAtOnce(t *testing.T) {
 	require.Contains(t, line, "broker="+brokerAddr)
 	require.Contains(t, line, "namesrv="+nsAddr)
 	t.Logf("fresh start: ready logged after %v, first route after %v, first send done after %v", ready, routed, sent)
-	require.Less(t, ready, 2*time.Second, "a fresh start must be ready at once (target 1 s)")
+	// Target 1 s (0.1-0.3 s measured on an idle machine; was 6.6 s); the
+	// bound leaves room for a loaded CI machine.
+	require.Less(t, ready, 3*time.Second, "a fresh start must be ready at once")
 
 	// A consumer: a pull held, pulling again on every answer.
 	var answers atomic.Int64
@@ -168,7 +177,7 @@ func TestBinary_FreshStartIsReadyAtOnce(t *testing.T) {
 	took := time.Since(stopAt)
 	t.Logf("SIGTERM with a held pull and a connected client: stopped in %v", took)
 	require.Equal(t, 0, p.cmd.ProcessState.ExitCode())
-	require.Less(t, took, 5*time.Second)
+	require.Less(t, took, 10*time.Second, "a stop takes seconds, not the 30 s budget")
 	wg.Wait()
 	require.GreaterOrEqual(t, answers.Load(), int64(1), "the held pull was answered")
 }
