@@ -25,6 +25,9 @@ type testBroker struct {
 // startBroker starts a broker that registers nowhere.
 func startBroker(t *testing.T, so store.Options) *testBroker {
 	t.Helper()
+	if so.CommitLogFileSize == 0 {
+		so.CommitLogFileSize = 64 << 20 // warming 1 GiB files slows a busy test machine's fsyncs
+	}
 	opts := broker.Options{
 		ListenAddr:   "127.0.0.1:0",
 		NoVIPChannel: true,

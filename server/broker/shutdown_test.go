@@ -12,7 +12,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketstore/rocketstore/server/remoting"
+	"github.com/rocketstore/rocketstore/store"
 )
+
+// testOptions are a broker's on loopback, with a store of small files in
+// a temp dir (1 GiB CommitLog files, warmed, make every fsync of a busy
+// test machine slow).
+func testOptions(t *testing.T) Options {
+	return Options{ListenAddr: "127.0.0.1:0", NoVIPChannel: true, StoreDir: t.TempDir(),
+		Store: store.Options{CommitLogFileSize: 64 << 20}}
+}
 
 // pullLoop pulls queue 0 of topic again and again with long polling, as a
 // consumer does, until its connection fails; it counts the answers.
@@ -44,7 +53,7 @@ func pullLoop(c *remoting.Client, addr, topic string, answers *atomic.Int64) err
 // held (and the consumer pulling again at once on every answer) stops in
 // well under its 30 s budget, and the held pull is answered.
 func TestShutdown_HeldPullsDoNotHoldItUp(t *testing.T) {
-	b, err := New(Options{ListenAddr: "127.0.0.1:0", NoVIPChannel: true, StoreDir: t.TempDir()})
+	b, err := New(testOptions(t))
 	require.NoError(t, err)
 	c, err := remoting.NewClient(remoting.Options{})
 	require.NoError(t, err)
@@ -65,7 +74,7 @@ func TestShutdown_HeldPullsDoNotHoldItUp(t *testing.T) {
 	require.NoError(t, b.Shutdown(ctx))
 	took := time.Since(start)
 	t.Logf("shutdown with a held pull took %v", took)
-	require.Less(t, took, 3*time.Second)
+	require.Less(t, took, 10*time.Second, "seconds, not the 30 s budget")
 	require.GreaterOrEqual(t, answers.Load(), int64(1), "the held pull was answered")
 	c.Close()
 	wg.Wait()
@@ -104,7 +113,7 @@ func TestHoldService_ConcurrentClose(t *testing.T) {
 // TestBroker_ConcurrentShutdown: two Shutdowns at once both return once
 // the broker has stopped, with the same result.
 func TestBroker_ConcurrentShutdown(t *testing.T) {
-	b, err := New(Options{ListenAddr: "127.0.0.1:0", NoVIPChannel: true, StoreDir: t.TempDir()})
+	b, err := New(testOptions(t))
 	require.NoError(t, err)
 	errs := make(chan error, 2)
 	for range 2 {
