@@ -74,10 +74,10 @@ func (l *Log) Recover(from int64, visit func(r message.Record, offset int64) err
 	if err != nil {
 		return end, fmt.Errorf("commitlog: %w", err)
 	}
-	if !l.opts.NoWarm {
-		if err := f.Warm(); err != nil {
-			return end, fmt.Errorf("commitlog: %w", err)
-		}
+	if !l.opts.NoWarm && f != nil {
+		// The rest of f and the next file are faulted in in the
+		// background: a fresh 1 GiB file takes seconds, not for Open to wait.
+		l.q.PrepareNext()
 	}
 	return end, nil
 }
