@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 
+	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/mappedfile"
 	"github.com/rocketstore/rocketstore/recovery"
 )
@@ -32,7 +33,7 @@ func (s *MessageStore) recover(crashed bool) error {
 		}
 	}
 	s.log.Info("recovering the commit log", "crashed", crashed, "from", from)
-	end, err := s.cl.Recover(from, nil)
+	end, err := s.cl.Recover(from, commitlog.Durable{All: !crashed, Before: cp.PhysicMsgTimestamp}, nil)
 	if err != nil {
 		return err
 	}

@@ -68,8 +68,12 @@ type MessageStore struct {
 // Open opens the store in dir, creating it if needed: {dir}/commitlog,
 // {dir}/consumequeue/{topic}/{queueId}, {dir}/index, {dir}/checkpoint. If
 // the last run crashed ({dir}/abort is there), it recovers: the CommitLog is
-// cut at its first bad record, ConsumeQueue units and index entries past it
-// are dropped, and everything after the checkpoint is dispatched again.
+// cut at its torn tail, ConsumeQueue units and index entries past it are
+// dropped, and everything after the checkpoint is dispatched again. A
+// corrupt record in the middle of the CommitLog (valid records after it)
+// is not a torn tail: Open fails with an error wrapping
+// commitlog.ErrCorrupt (a *commitlog.CorruptionError naming the file and
+// offset) and deletes nothing, unless Options.RepairCommitLog is set.
 func Open(dir string, opts Options) (*MessageStore, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {

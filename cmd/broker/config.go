@@ -104,6 +104,8 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.Store.TransientStorePool = boolean(k, v)
 		case "messageDelayLevel":
 			o.Store.MessageDelayLevel = v
+		case "repairCommitLog": // ours: see store.Options.RepairCommitLog
+			o.Store.RepairCommitLog = boolean(k, v)
 		case "messageIndexEnable":
 			o.Store.DisableIndex = !boolean(k, v)
 		default:

@@ -57,3 +57,11 @@ func TestApplyProperties_Errors(t *testing.T) {
 	_, err := parseProperties(strings.NewReader("no separator here"))
 	require.Error(t, err)
 }
+
+func TestApplyProperties_RepairCommitLog(t *testing.T) {
+	var o broker.Options
+	unknown, err := applyProperties(&o, map[string]string{"repairCommitLog": "true"})
+	require.NoError(t, err)
+	require.Empty(t, unknown)
+	require.True(t, o.Store.RepairCommitLog)
+}

@@ -40,6 +40,7 @@ func run() error {
 		storeDir   = flag.String("store.dir", "", "store root (default ./store, or storePathRootDir)")
 		ip         = flag.String("brokerIP1", "", "address registered for clients (default 127.0.0.1)")
 		syncFlush  = flag.Bool("syncFlush", false, "acknowledge sends only once flushed (flushDiskType=SYNC_FLUSH)")
+		repair     = flag.Bool("repairCommitLog", false, "start past a corrupt CommitLog record: move the damaged files aside (renamed, never deleted) and serve what is intact (repairCommitLog)")
 		verbose    = flag.Bool("v", false, "debug logging")
 		cpuProfile = flag.String("cpuprofile", "", "write a CPU profile to this file until the broker stops")
 	)
@@ -96,6 +97,9 @@ func run() error {
 	}
 	if *syncFlush {
 		opts.Store.FlushDiskType = store.SyncFlush
+	}
+	if *repair {
+		opts.Store.RepairCommitLog = true
 	}
 
 	// Catch signals from the start: a stop asked for during start-up is
