@@ -13,16 +13,17 @@ import (
 	"github.com/rocketstore/rocketstore/message"
 )
 
-// CorruptionError is Recover's refusal: a record in the middle of the log
-// is damaged and valid records follow it. Nothing was changed on disk. It
-// wraps ErrCorrupt and the record's own error.
+// CorruptionError is Recover's refusal: the log is damaged where it had
+// been flushed, not torn by a crash (see Recover). Nothing was changed on
+// disk. It wraps ErrCorrupt and what is wrong with the record.
 type CorruptionError struct {
 	// File is the path of the file that holds the bad record.
 	File string
 	// Offset is the log offset of the bad record; FileOffset, its position
 	// within File.
 	Offset, FileOffset int64
-	// Next is the log offset of the first valid record after it.
+	// Next is the log offset of the first valid record after it, -1 if
+	// none was found.
 	Next int64
 	// Reason says why the damage is not a torn tail.
 	Reason string
@@ -33,9 +34,13 @@ type CorruptionError struct {
 }
 
 func (e *CorruptionError) Error() string {
-	return fmt.Sprintf("commitlog: corrupt record in %s at offset %d (byte %d of the file); valid records follow from offset %d (%s): %v; "+
+	after := "no valid record follows"
+	if e.Next >= 0 {
+		after = fmt.Sprintf("valid records follow from offset %d", e.Next)
+	}
+	return fmt.Sprintf("commitlog: corrupt record in %s at offset %d (byte %d of the file), not a torn tail: %s; %s: %v; "+
 		"nothing was changed: restore the file, or open with the repair switch, which moves the damaged files aside and opens with the records before the damage",
-		e.File, e.Offset, e.FileOffset, e.Next, e.Reason, e.Err)
+		e.File, e.Offset, e.FileOffset, e.Reason, after, e.Err)
 }
 
 // Unwrap makes errors.Is(err, ErrCorrupt) true.

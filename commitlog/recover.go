@@ -47,33 +47,41 @@ type Durable struct {
 // returned. It returns the end of the valid data.
 //
 // Where the scan stops, at a bad record or at zeros, Recover looks for a
-// valid record further on, in that file and the later ones, and tells:
+// valid record further on (in that file and the later ones) and tells:
 //
-//   - a torn tail: nothing valid follows, or what follows was never
-//     flushed (a crash writes unflushed pages back in any order). The log
-//     is cut there: later files are deleted and the rest of the file is
-//     zeroed, as RocketMQ does.
-//   - corruption: valid records follow, and the bad one was durable: the
-//     log was closed cleanly (durable.All), or a record after it was
-//     stored before durable.Before, or the bad record shows no tear (a
-//     write cut short leaves a 512-byte sector of zeros in the record, the
-//     files being zero-filled when made, and a bit flip does not). Recover
-//     then changes nothing and returns a *CorruptionError naming the file
-//     and offset (errors.Is(err, ErrCorrupt)), unless Options.Repair is set:
-//     then the damaged file and every later one are renamed aside (see
+//   - the end of the data: zeros, and nothing valid after them.
+//   - a torn tail: what a crash leaves of the writes after the last flush.
+//     The log is cut there: later files are deleted and the rest of the
+//     file is zeroed, as RocketMQ does.
+//   - corruption: the stop is in data that was flushed. That is known when
+//     the log was closed cleanly (durable.All: all of it was flushed), when
+//     the record before the stop, or a valid one after it, was stored
+//     before durable.Before, or when valid records follow a bad record that
+//     shows no tear (a write cut short leaves zeros, the files being
+//     zero-filled when made; a bit flip does not). Recover then changes
+//     nothing and returns a *CorruptionError naming the file and offset
+//     (errors.Is(err, ErrCorrupt)), unless Options.Repair is set: then the
+//     damaged file and every later one are renamed aside (see
 //     CorruptionError.MovedAside), the damaged file's records before the
-//     bad one are copied into a new file of its name, and the log is
-//     opened with them.
+//     stop are copied into a new file of its name, and the log is opened
+//     with them.
+//
+// Store times are taken to grow along the log: a wall clock set back by
+// more than the checkpoint's lag can make a crash's torn tail look flushed,
+// and recovery then refuses rather than cut.
 //
 // Open calls Recover itself from the first file unless
 // Options.ExternalRecovery is set; then the caller must call it once,
-// before any append.
+// before any append. After Recover, LastStoreTimestamp is the store time of
+// the last record it kept (0 if it saw none).
 func (l *Log) Recover(from int64, durable Durable, visit func(r message.Record, offset int64) error) (int64, error) {
 	l.lock.Lock()
 	defer l.lock.Unlock()
 	it := l.Iterate(from, !l.opts.SkipCRCOnRecover)
 	defer it.Close()
+	var last int64 // store time of the last valid record
 	for it.Next() {
+		last = it.Record().StoreTimestamp()
 		if visit == nil {
 			continue
 		}
@@ -83,25 +91,26 @@ func (l *Log) Recover(from int64, durable Durable, visit func(r message.Record, 
 	}
 	end, stopErr := it.Offset(), it.Err()
 	it.Close()
-	if next, ok := l.findValidAfter(end); ok {
-		if err := l.classify(end, stopErr, next, durable); err != nil {
-			var ce *CorruptionError
-			if !l.opts.Repair || !errors.As(err, &ce) {
-				return end, err
-			}
-			if err := l.moveAside(ce); err != nil {
-				return end, fmt.Errorf("commitlog: repair: %w (the log was not repaired: %w)", err, ce)
-			}
-			l.log.Warn("commit log repaired: damaged files moved aside, opened with the records before the damage",
-				"file", ce.File, "offset", ce.Offset, "moved", ce.MovedAside)
-		} else {
-			l.log.Warn("cutting a torn tail: later records were never flushed",
-				"offset", end, "next valid record", next.offset, "err", stopErr)
+	next, hasNext := l.findValidAfter(end)
+	switch ce := l.corruption(end, stopErr, last, next, hasNext, durable); {
+	case ce != nil:
+		if !l.opts.Repair {
+			return end, ce
 		}
-	} else if stopErr != nil {
+		if err := l.moveAside(ce); err != nil {
+			return end, fmt.Errorf("commitlog: repair: %w (the log was not repaired: %w)", err, ce)
+		}
+		l.log.Warn("commit log repaired: damaged files moved aside, opened with the records before the damage",
+			"file", ce.File, "offset", ce.Offset, "moved", ce.MovedAside, "err", ce.Err)
+	case hasNext:
+		l.log.Warn("cutting a torn tail: the records after it were never flushed",
+			"offset", end, "next valid record", next.offset, "err", stopErr)
+	case stopErr != nil:
 		l.log.Warn("cutting a torn tail at its first bad record", "offset", end, "err", stopErr)
-	} else if last := l.q.Last(); last != nil && end < last.From()+int64(last.WrotePosition()) {
-		l.log.Info("commit log recovered", "end", end)
+	default:
+		if f := l.q.Last(); f != nil && end < f.From()+int64(f.WrotePosition()) {
+			l.log.Info("commit log recovered", "end", end)
+		}
 	}
 	if err := l.q.Truncate(end); err != nil {
 		return end, fmt.Errorf("commitlog: truncate at %d: %w", end, err)
@@ -112,6 +121,7 @@ func (l *Log) Recover(from int64, durable Durable, visit func(r message.Record, 
 	if err != nil {
 		return end, fmt.Errorf("commitlog: %w", err)
 	}
+	f.SetStoreTimestamp(last)
 	if !l.opts.NoWarm {
 		if err := f.Warm(); err != nil {
 			return end, fmt.Errorf("commitlog: %w", err)
@@ -120,11 +130,25 @@ func (l *Log) Recover(from int64, durable Durable, visit func(r message.Record, 
 	return end, nil
 }
 
-// classify decides whether the scan's stop at end, with a valid record
-// next after it, is corruption (a *CorruptionError) or a torn tail (nil).
-func (l *Log) classify(end int64, stopErr error, next found, durable Durable) error {
-	torn := l.showsTear(end, next.offset)
-	if !durable.All && (durable.Before <= 0 || next.storeTime >= durable.Before) && torn {
+// corruption says whether the scan's stop at end is in flushed data, with
+// why, or is the end of the data or a torn tail (nil). last is the store
+// time of the record before the stop (0: none); next, if hasNext, the first
+// valid record after it.
+func (l *Log) corruption(end int64, stopErr error, last int64, next found, hasNext bool, durable Durable) *CorruptionError {
+	if stopErr == nil && !hasNext {
+		return nil // zeros and nothing after them: the end of the data
+	}
+	var why string
+	switch {
+	case durable.All:
+		why = "the log was closed cleanly, so all of it was flushed"
+	case durable.Before > 0 && last > 0 && last < durable.Before:
+		why = "it was flushed: the record before it is older than the last flush"
+	case hasNext && durable.Before > 0 && next.storeTime < durable.Before:
+		why = "a later record was flushed"
+	case hasNext && stopErr != nil && !l.showsTear(end, next.offset):
+		why = "valid records follow it, and it shows no tear"
+	default:
 		return nil
 	}
 	file, pos := "", end
@@ -133,21 +157,11 @@ func (l *Log) classify(end int64, stopErr error, next found, durable Durable) er
 	}
 	cause := stopErr
 	if cause == nil {
-		cause = errors.New("zeros where a record should be")
+		cause = errors.New("zeros where records should be")
 	}
-	why := "the bad record shows no tear"
-	switch {
-	case durable.All:
-		why = "the log was closed cleanly"
-	case durable.Before > 0 && next.storeTime < durable.Before:
-		why = "a later record was flushed"
+	ce := &CorruptionError{File: file, Offset: end, FileOffset: pos, Next: -1, Reason: why, Err: cause}
+	if hasNext {
+		ce.Next = next.offset
 	}
-	return &CorruptionError{
-		File:       file,
-		Offset:     end,
-		FileOffset: pos,
-		Next:       next.offset,
-		Reason:     why,
-		Err:        cause,
-	}
+	return ce
 }

@@ -168,7 +168,7 @@ func TestLog_Recover_DurableRecordsAfterDamageAreCorruption(t *testing.T) {
 		{"nothing known", func([]AppendResult) Durable { return Durable{} }, false},
 		{"closed cleanly", func([]AppendResult) Durable { return Durable{All: true} }, true},
 		{"later record flushed", func(r []AppendResult) Durable { return Durable{Before: r[9].StoreTimestamp + 1} }, true},
-		{"later records not flushed", func(r []AppendResult) Durable { return Durable{Before: r[7].StoreTimestamp} }, false},
+		{"later records not flushed", func(r []AppendResult) Durable { return Durable{Before: r[6].StoreTimestamp} }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -213,4 +213,40 @@ func TestFindRecord_SkipsLookalikes(t *testing.T) {
 	message.EncodeCRC(b[300:], m, size) // says it is elsewhere
 	_, _, ok = findRecord(b, 0, 1000)
 	require.False(t, ok)
+}
+
+// A bad last record is a torn tail unless it was flushed: the record
+// before it older than the last flush says so.
+func TestLog_Recover_FlushedLastRecordIsCorruption(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		durable func(results []AppendResult) Durable
+		corrupt bool
+	}{
+		{"nothing known", func([]AppendResult) Durable { return Durable{} }, false},
+		{"flushed up to the record before", func(r []AppendResult) Durable { return Durable{Before: r[8].StoreTimestamp} }, false},
+		{"flushed past the record before", func(r []AppendResult) Durable { return Durable{Before: r[8].StoreTimestamp + 1} }, true},
+		{"closed cleanly", func([]AppendResult) Durable { return Durable{All: true} }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			results := appendFiles(t, dir, 10)
+			last := results[9]
+			flipAt(t, dir, last.WroteOffset+int64(last.WroteBytes)-100)
+			l, err := Open(dir, Options{FileSize: testFileSize, StoreHost: testStoreHost, ExternalRecovery: true})
+			require.NoError(t, err)
+			defer l.Close()
+			end, err := l.Recover(0, tc.durable(results), nil)
+			require.Equal(t, last.WroteOffset, end)
+			if tc.corrupt {
+				require.ErrorIs(t, err, ErrCorrupt)
+				var ce *CorruptionError
+				require.ErrorAs(t, err, &ce)
+				require.Equal(t, int64(-1), ce.Next)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, results[8].StoreTimestamp, l.LastStoreTimestamp(), "the store time of the last record kept")
+		})
+	}
 }

@@ -46,6 +46,14 @@ func crashOptions() Options {
 	}
 }
 
+// powerLossOptions are crashOptions with CommitLog files small enough that
+// the first hundreds of flushes cross several of them.
+func powerLossOptions() Options {
+	o := crashOptions()
+	o.CommitLogFileSize = 32 << 10
+	return o
+}
+
 // crashMessage is message i of a round: its body, keys and queue follow
 // from its name, so any record read back can be checked.
 func crashMessage(round string, i int) *message.Message {
@@ -173,10 +181,14 @@ func atoi(t *testing.T, s string) int {
 // flush, kills it with SIGKILL at a random moment, reopens the store and
 // checks every acknowledged message; again and again on the same store.
 func TestStore_Crash_SIGKILL(t *testing.T) {
-	rounds := 20
+	rounds, flipEvery, flips := 20, 2, 0
 	if *long {
-		rounds = 200
+		rounds, flipEvery = 300, 5
 	}
+	var files int64
+	defer func() {
+		t.Logf("%d kill points, %d bit flips, %d CommitLog files at the end", rounds, flips, files)
+	}()
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	var all []acked
@@ -219,6 +231,9 @@ func TestStore_Crash_SIGKILL(t *testing.T) {
 		}
 		require.NotContains(t, stderr.String(), "child", "the child failed: %s", stderr.String())
 		all = append(all, got...)
+		if round%flipEvery == 0 && checkBitFlip(t, dir, crashOptions(), all, rng) {
+			flips++
+		}
 
 		s, err := Open(dir, crashOptions())
 		require.NoError(t, err, "round %d", round)
@@ -231,6 +246,7 @@ func TestStore_Crash_SIGKILL(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, wantOff, res.QueueOffset)
 		all = append(all, acked{"after" + name, 0, res.QueueOffset})
+		files = s.CommitLog().MaxOffset()/int64(crashOptions().CommitLogFileSize) + 1
 		require.NoError(t, s.Close())
 		t.Logf("round %d: %d acknowledged puts so far", round, len(all))
 	}
@@ -259,6 +275,10 @@ func TestStore_Crash_PowerLoss(t *testing.T) {
 	if *long {
 		points = 300
 	}
+	flips, rolls := 0, int64(0)
+	defer func() {
+		t.Logf("%d power-loss points, %d bit flips, %d CommitLog roll-overs", points, flips, rolls)
+	}()
 	for k := range points {
 		// Spread over the first 600 flushes (of any file): the early ones,
 		// and ones after CommitLog and ConsumeQueue files have rolled over.
@@ -266,7 +286,7 @@ func TestStore_Crash_PowerLoss(t *testing.T) {
 		t.Run(fmt.Sprint("flush=", crashAt), func(t *testing.T) {
 			dir := t.TempDir()
 			disk := powerloss.New(crashAt, uint64(k))
-			opts := crashOptions()
+			opts := powerLossOptions()
 			opts.Mapper = disk
 			opts.SyncFlushTimeout = 2 * time.Second
 			s, err := Open(dir, opts)
@@ -298,10 +318,14 @@ func TestStore_Crash_PowerLoss(t *testing.T) {
 			wg.Wait()
 			disk.Crash()
 			_ = s.Close() // flushes fail: the power is out
+			if k%2 == 0 && checkBitFlip(t, dir, powerLossOptions(), acks, rand.New(rand.NewPCG(uint64(k), 2))) {
+				flips++
+			}
 
-			r, err := Open(dir, crashOptions()) // reboot: plain mmap on what reached the files
+			r, err := Open(dir, powerLossOptions()) // reboot: plain mmap on what reached the files
 			require.NoError(t, err)
 			defer r.Close()
+			rolls += r.CommitLog().MaxOffset() / int64(powerLossOptions().CommitLogFileSize)
 			verifyAcked(t, r, acks)
 			t.Logf("%d puts acknowledged before the power went out at flush %d", len(acks), crashAt)
 		})

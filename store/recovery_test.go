@@ -88,14 +88,31 @@ func TestStore_Recovery_DamagedCommitLog(t *testing.T) {
 				res := fillStore(t, dir, 120)
 				const cut = 110
 				tc.damage(t, lastCommitLogFile(t, dir, res[cut].WroteOffset), res[cut])
-				if crashed {
-					require.NoError(t, os.WriteFile(filepath.Join(dir, "abort"), nil, 0o644))
+				if !crashed {
+					// After a clean shutdown everything was flushed: a bad
+					// last record is damage, not a torn tail.
+					_, err := Open(dir, smallOptions())
+					require.ErrorIs(t, err, commitlog.ErrCorrupt)
+					opts := smallOptions()
+					opts.RepairCommitLog = true
+					checkPrefix(t, openTestStore(t, dir, opts), cut)
+					return
 				}
+				// A crash before the checkpoint recorded a flush: a torn tail.
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "abort"), nil, 0o644))
+				zeroCheckpoint(t, dir)
 				s := openTestStore(t, dir, smallOptions())
 				checkPrefix(t, s, cut)
 			})
 		}
 	}
+}
+
+// zeroCheckpoint clears the checkpoint's timestamps, as in a store that
+// crashed before it ever wrote them.
+func zeroCheckpoint(t *testing.T, dir string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "checkpoint"), make([]byte, 4096), 0o644))
 }
 
 // storeFiles maps the path (under dir) of every file of the CommitLog,
@@ -211,7 +228,10 @@ func TestStore_Recovery_EndsRightAfterPadding(t *testing.T) {
 				}
 			}
 			if crashed {
+				// A crash before the checkpoint recorded the flush of the
+				// lost file (else losing it is damage, refused).
 				require.NoError(t, os.WriteFile(filepath.Join(dir, "abort"), nil, 0o644))
+				zeroCheckpoint(t, dir)
 			}
 			s := openTestStore(t, dir, smallOptions())
 			checkPrefix(t, s, cut)
@@ -257,6 +277,51 @@ func TestStore_Recovery_RebuildsQueuesAndIndex(t *testing.T) {
 			tc.damage(t, dir, stale)
 			s2 := openTestStore(t, dir, smallOptions())
 			checkPrefix(t, s2, 130)
+		})
+	}
+}
+
+// editUnit changes the bytes of unit index of a closed store's queue.
+func editUnit(t *testing.T, dir, topic string, queueID int32, index int64, edit func(u []byte)) {
+	t.Helper()
+	per := int64(smallOptions().ConsumeQueueFileUnits)
+	path := filepath.Join(dir, "consumequeue", topic, fmt.Sprint(queueID), mappedfile.FileName(index/per*per*20))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	pos := index % per * 20
+	edit(b[pos : pos+20])
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+}
+
+// A ConsumeQueue unit damaged in the middle of a queue (units after it)
+// is not served and the queue is not cut there for good: the units from
+// it on are built again from the CommitLog, even when the open that found
+// the damage fails.
+func TestStore_Recovery_RebuildsDamagedConsumeQueue(t *testing.T) {
+	for _, refused := range []bool{false, true} {
+		t.Run(fmt.Sprintf("first open refused=%v", refused), func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTestStore(t, dir, smallOptions())
+			var res []PutResult // 13 files of 10 units, each message followed by one of another queue
+			for i := range 130 {
+				res = append(res, mustPut(t, s, msg("TopicRec", 0, fmt.Sprintf("body-%d-%s", i, make([]byte, 200)), "", fmt.Sprint("key", i))))
+				mustPut(t, s, msg("TopicOther", 1, "another queue", "", ""))
+			}
+			require.NoError(t, s.Close())
+			editUnit(t, dir, "TopicRec", 0, 115, func(u []byte) { clear(u[4:8]) }) // its offset goes back
+			if refused {
+				flipBit(t, dir, res[125].WroteOffset+int64(res[125].WroteBytes)-60, smallOptions().CommitLogFileSize)
+				_, err := Open(dir, smallOptions())
+				require.ErrorIs(t, err, commitlog.ErrCorrupt)
+				opts := smallOptions()
+				opts.RepairCommitLog = true
+				s = openTestStore(t, dir, opts)
+				checkPrefix(t, s, 125)
+				return
+			}
+			s = openTestStore(t, dir, smallOptions())
+			// one more than the 130 is the put after the cut, by checkPrefix
+			checkPrefix(t, s, 130)
 		})
 	}
 }
