@@ -2,6 +2,7 @@ package commitlog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -54,9 +55,10 @@ type found struct {
 
 // findValidAfter returns the first record after offset end that passes
 // every check (lengths, its own physical offset, body CRC and whole
-// fields), in end's file or a later one. Records are found by their magic
-// code, so a damaged length does not hide what follows it.
-func (l *Log) findValidAfter(end int64) (found, bool) {
+// fields), in end's file or a later one, looking at no more than near bytes
+// of each file (0: all of them). Records are found by their magic code, so
+// a damaged length does not hide what follows it.
+func (l *Log) findValidAfter(end int64, near int) (found, bool) {
 	for _, f := range l.q.Files() {
 		if f.From()+int64(f.Size()) <= end {
 			continue
@@ -69,7 +71,11 @@ func (l *Log) findValidAfter(end int64) (found, bool) {
 		if !ok {
 			continue
 		}
-		at, ts, ok := findRecord(s.Bytes(), start, f.From())
+		b := s.Bytes()
+		if near > 0 && start+near < len(b) {
+			b = b[:start+near]
+		}
+		at, ts, ok := findRecord(b, start, f.From())
 		s.Release()
 		if ok {
 			return found{offset: f.From() + int64(at), storeTime: ts}, true
@@ -114,9 +120,12 @@ const sectorSize = 512
 // showsTear reports whether the bad record at offset end looks like a
 // write cut short rather than damaged: its header is zeros, it ends in
 // zeros (a put never ends a record with more than the two zero bytes of an
-// empty properties length), or a whole sector within it is zeros. The
-// record reaches no further than next, the first valid record after it.
-func (l *Log) showsTear(end, next int64) bool {
+// empty properties length), its part in its first sector is zeros, or a
+// whole sector within it is zeros. Its
+// TOTALSIZE may be what is damaged, so the record is taken to reach the
+// first of: offset limit (the next valid record), an END_OF_FILE record,
+// the end of its file, nearEnd bytes.
+func (l *Log) showsTear(end, limit int64) bool {
 	f := l.q.FindByOffset(end)
 	if f == nil {
 		return true
@@ -128,20 +137,23 @@ func (l *Log) showsTear(end, next int64) bool {
 	defer s.Release()
 	b := s.Bytes()
 	pos := int(end - f.From())
-	limit := len(b)
-	if next < f.From()+int64(len(b)) {
-		limit = int(next - f.From())
-	}
-	size, magic, ok := message.PeekHeader(b[pos:limit])
+	stop := min(int64(len(b)), limit-f.From(), int64(pos)+nearEnd)
+	size, magic, ok := message.PeekHeader(b[pos:stop])
 	if !ok || size == 0 && magic == 0 {
 		return true
 	}
-	rec := b[pos:limit]
-	if size > 0 && int(size) < len(rec) {
-		rec = rec[:size]
+	for q := pos + 8; q+8 <= int(stop); q++ { // the END_OF_FILE record after it, if any
+		if binary.BigEndian.Uint32(b[q+4:]) == blankMagicBits && int(binary.BigEndian.Uint32(b[q:])) == len(b)-q {
+			stop = int64(q)
+			break
+		}
 	}
+	rec := b[pos:stop]
 	if len(rec)-len(bytes.TrimRight(rec, "\x00")) > 2 {
 		return true
+	}
+	if head := rec[:min(len(rec), sectorSize-pos%sectorSize)]; len(head) >= 4 && allZero(head) {
+		return true // it starts in a sector that was never written
 	}
 	for lo := (pos + sectorSize - 1) / sectorSize * sectorSize; lo+sectorSize <= pos+len(rec); lo += sectorSize {
 		if allZero(b[lo : lo+sectorSize]) {

@@ -91,8 +91,8 @@ func (l *Log) Recover(from int64, durable Durable, visit func(r message.Record, 
 	}
 	end, stopErr := it.Offset(), it.Err()
 	it.Close()
-	next, hasNext := l.findValidAfter(end)
-	switch ce := l.corruption(end, stopErr, last, next, hasNext, durable); {
+	ce, next := l.corruption(end, stopErr, last, durable)
+	switch hasNext := next >= 0; {
 	case ce != nil:
 		if !l.opts.Repair {
 			return end, ce
@@ -104,7 +104,7 @@ func (l *Log) Recover(from int64, durable Durable, visit func(r message.Record, 
 			"file", ce.File, "offset", ce.Offset, "moved", ce.MovedAside, "err", ce.Err)
 	case hasNext:
 		l.log.Warn("cutting a torn tail: the records after it were never flushed",
-			"offset", end, "next valid record", next.offset, "err", stopErr)
+			"offset", end, "next valid record", next, "err", stopErr)
 	case stopErr != nil:
 		l.log.Warn("cutting a torn tail at its first bad record", "offset", end, "err", stopErr)
 	default:
@@ -130,26 +130,67 @@ func (l *Log) Recover(from int64, durable Durable, visit func(r message.Record, 
 	return end, nil
 }
 
+// nearEnd is how far past zeros recovery looks for valid records after a
+// clean close: far enough for a few lost pages, and cheap where nothing
+// follows (the rest of a 1 GiB file).
+const nearEnd = 1 << 20
+
 // corruption says whether the scan's stop at end is in flushed data, with
 // why, or is the end of the data or a torn tail (nil). last is the store
-// time of the record before the stop (0: none); next, if hasNext, the first
-// valid record after it.
-func (l *Log) corruption(end int64, stopErr error, last int64, next found, hasNext bool, durable Durable) *CorruptionError {
-	if stopErr == nil && !hasNext {
-		return nil // zeros and nothing after them: the end of the data
-	}
+// time of the record before the stop (0: none). It also returns the offset
+// of the valid record it found after the stop, or -1: it searches only
+// where the answer depends on it, the whole rest of the log only for a bad
+// record of a crashed log that shows no tear.
+func (l *Log) corruption(end int64, stopErr error, last int64, durable Durable) (*CorruptionError, int64) {
+	flushed := durable.Before > 0 && last > 0 && last < durable.Before
+	const flushedWhy = "it was flushed: the record before it is older than the last flush"
+	next := int64(-1)
 	var why string
 	switch {
+	case stopErr == nil && flushed:
+		why = flushedWhy
+	case stopErr == nil:
+		if !durable.All && last > 0 {
+			return nil, -1 // zeros after what was flushed: the end of the data
+		}
+		f, ok := l.findValidAfter(end, nearEnd)
+		if !ok {
+			return nil, -1 // the end of the data
+		}
+		next = f.offset
+		switch {
+		case durable.All:
+			why = "the log was closed cleanly, so all of it was flushed"
+		case durable.Before > 0 && f.storeTime < durable.Before:
+			why = "a later record was flushed"
+		default:
+			return nil, next // lost pages, then some that reached the disk unflushed
+		}
 	case durable.All:
 		why = "the log was closed cleanly, so all of it was flushed"
-	case durable.Before > 0 && last > 0 && last < durable.Before:
-		why = "it was flushed: the record before it is older than the last flush"
-	case hasNext && durable.Before > 0 && next.storeTime < durable.Before:
-		why = "a later record was flushed"
-	case hasNext && stopErr != nil && !l.showsTear(end, next.offset):
-		why = "valid records follow it, and it shows no tear"
-	default:
-		return nil
+	case flushed:
+		why = flushedWhy
+	default: // a bad record in a crashed log, perhaps torn
+		f, ok := l.findValidAfter(end, nearEnd)
+		if !ok {
+			if last > 0 && l.showsTear(end, end+nearEnd) {
+				// Torn, with nothing near: what may follow further on is
+				// newer than the record before, so not flushed either.
+				return nil, -1
+			}
+			if f, ok = l.findValidAfter(end, 0); !ok {
+				return nil, -1 // nothing follows: a torn tail
+			}
+		}
+		next = f.offset
+		switch {
+		case durable.Before > 0 && f.storeTime < durable.Before:
+			why = "a later record was flushed"
+		case l.showsTear(end, f.offset):
+			return nil, next
+		default:
+			why = "valid records follow it, and it shows no tear"
+		}
 	}
 	file, pos := "", end
 	if f := l.q.FindByOffset(end); f != nil {
@@ -159,9 +200,5 @@ func (l *Log) corruption(end int64, stopErr error, last int64, next found, hasNe
 	if cause == nil {
 		cause = errors.New("zeros where records should be")
 	}
-	ce := &CorruptionError{File: file, Offset: end, FileOffset: pos, Next: -1, Reason: why, Err: cause}
-	if hasNext {
-		ce.Next = next.offset
-	}
-	return ce
+	return &CorruptionError{File: file, Offset: end, FileOffset: pos, Next: next, Reason: why, Err: cause}, next
 }

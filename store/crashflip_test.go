@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -139,8 +140,8 @@ func checkBitFlip(t *testing.T, dir string, opts Options, acks []acked, rng *ran
 	// rebuilt from the CommitLog.)
 	after := storeFiles(t, cp)
 	for name, b := range before {
-		if !strings.HasPrefix(name, "/consumequeue/") {
-			require.Equal(t, b, after[name], "a refused open changes nothing: %s", name)
+		if !strings.HasPrefix(name, "/consumequeue/") && !strings.HasSuffix(name, ".tmp") { // index temp files are cleared
+			require.True(t, bytes.Equal(b, after[name]), "a refused open changes nothing: %s", name)
 		}
 	}
 
@@ -175,7 +176,7 @@ func checkBitFlip(t *testing.T, dir string, opts Options, acks []acked, rng *ran
 		if i := strings.Index(e.Name(), ".damaged-"); i > 0 {
 			b, err := os.ReadFile(filepath.Join(cp, "commitlog", e.Name()))
 			require.NoError(t, err)
-			require.Equal(t, before["/commitlog/"+e.Name()[:i]], b, "%s is moved aside whole", e.Name())
+			require.True(t, bytes.Equal(before["/commitlog/"+e.Name()[:i]], b), "%s is moved aside whole", e.Name())
 			moved++
 		}
 	}
