@@ -176,7 +176,9 @@ func checkBitFlip(t *testing.T, dir string, opts Options, acks []acked, rng *ran
 		if i := strings.Index(e.Name(), ".damaged-"); i > 0 {
 			b, err := os.ReadFile(filepath.Join(cp, "commitlog", e.Name()))
 			require.NoError(t, err)
-			require.True(t, bytes.Equal(before["/commitlog/"+e.Name()[:i]], b), "%s is moved aside whole", e.Name())
+			want := before["/commitlog/"+e.Name()[:i]]
+			require.True(t, bytes.Equal(want, b), "%s is moved aside whole: %d bytes, want %d, first difference at %d (bad record at %d, flip at %d)",
+				e.Name(), len(b), len(want), firstDiff(want, b), bad.offset, at)
 			moved++
 		}
 	}
@@ -189,4 +191,17 @@ func checkBitFlip(t *testing.T, dir string, opts Options, acks []acked, rng *ran
 	require.Equal(t, damaged, moved, "the damaged file and every later one are moved aside")
 	require.Positive(t, moved)
 	return true
+}
+
+// firstDiff is the first position where a and b differ, -1 if none.
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	return -1
 }

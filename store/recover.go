@@ -43,6 +43,13 @@ func (s *MessageStore) recover(crashed bool) error {
 	if err != nil {
 		return err
 	}
+	if ts := s.cl.LastStoreTimestamp(); ts > 0 && ts < durable.Before {
+		// The checkpoint names a record no longer in the log (a repair
+		// moved it aside): recovery must not take the end of what is kept
+		// for flushed data lost, now or at the next start.
+		durable.Before = ts
+		s.checkpoint.Update(func(v *recovery.CheckpointValues) { v.PhysicMsgTimestamp = ts })
+	}
 	if len(files) == 0 {
 		for _, q := range s.cqs.All() { // no CommitLog: no queue can point anywhere
 			if err := s.cqs.Remove(q.Topic()); err != nil {
@@ -93,12 +100,6 @@ func (s *MessageStore) recover(crashed bool) error {
 		if err := s.cqs.Truncate(end); err != nil {
 			return fmt.Errorf("truncate consume queues at %d: %w", end, err)
 		}
-	}
-	if ts := s.cl.LastStoreTimestamp(); ts > 0 {
-		// The checkpoint may name a record no longer in the log (a repair
-		// moved it aside): the next recovery must not take the records
-		// kept for less than flushed.
-		s.checkpoint.Update(func(v *recovery.CheckpointValues) { v.PhysicMsgTimestamp = min(v.PhysicMsgTimestamp, ts) })
 	}
 	reputFrom = min(reputFrom, end)
 	// Dispatch now, so the ConsumeQueues are whole before the queue offsets

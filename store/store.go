@@ -153,11 +153,16 @@ func (s *MessageStore) Close() error {
 	if s.index != nil {
 		err = errors.Join(err, s.index.Flush())
 	}
-	err = errors.Join(err, s.cqs.Flush(0))
-	s.checkpoint.Update(func(v *recovery.CheckpointValues) {
-		v.PhysicMsgTimestamp = max(v.PhysicMsgTimestamp, s.cl.LastStoreTimestamp())
-		v.LogicsMsgTimestamp = max(v.LogicsMsgTimestamp, s.lastDispatchedTime.Load())
-	})
+	// The checkpoint names only what was flushed: recovery takes a bad
+	// record before its times for damage, not for a torn tail.
+	_, clErr := s.flushCommitLog(0)
+	cqErr := s.cqs.Flush(0)
+	if cqErr == nil {
+		s.checkpoint.Update(func(v *recovery.CheckpointValues) {
+			v.LogicsMsgTimestamp = max(v.LogicsMsgTimestamp, s.lastDispatchedTime.Load())
+		})
+	}
+	err = errors.Join(err, clErr, cqErr)
 	caughtUp := s.DispatchedOffset() >= s.cl.MaxOffset()
 	err = errors.Join(err, s.closeParts())
 	if err == nil && caughtUp {
