@@ -186,8 +186,9 @@ func TestStore_Crash_SIGKILL(t *testing.T) {
 		rounds, flipEvery = 300, 5
 	}
 	var files int64
+	done := 0
 	defer func() {
-		t.Logf("%d kill points, %d bit flips, %d CommitLog files at the end", rounds, flips, files)
+		t.Logf("%d kill points, %d bit flips, %d CommitLog files at the end", done, flips, files)
 	}()
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
@@ -248,6 +249,7 @@ func TestStore_Crash_SIGKILL(t *testing.T) {
 		all = append(all, acked{"after" + name, 0, res.QueueOffset})
 		files = s.CommitLog().MaxOffset()/int64(crashOptions().CommitLogFileSize) + 1
 		require.NoError(t, s.Close())
+		done++
 		t.Logf("round %d: %d acknowledged puts so far", round, len(all))
 	}
 }

@@ -159,14 +159,23 @@ func checkBitFlip(t *testing.T, dir string, opts Options, acks []acked, rng *ran
 	for _, r := range recs {
 		where[qkey{r.topic, r.queueID, r.queueOffset}] = r.offset
 	}
-	var kept []acked
+	// Every acknowledged message before the flip is served: all of those
+	// in the last file, and up to 300 older ones picked at random.
+	var kept, older []acked
 	for _, a := range acks {
 		m := crashMessage(a.round, a.i)
 		off, ok := where[qkey{m.Topic, m.QueueID, a.qoff}]
 		require.True(t, ok, "acknowledged %s-%d is in the log", a.round, a.i)
-		if off < bad.offset {
+		switch {
+		case off >= bad.offset:
+		case off/size == lastFile:
 			kept = append(kept, a)
+		default:
+			older = append(older, a)
 		}
+	}
+	for range min(300, len(older)) {
+		kept = append(kept, older[rng.IntN(len(older))])
 	}
 	verifyAcked(t, s, kept)
 	entries, err := os.ReadDir(filepath.Join(cp, "commitlog"))
