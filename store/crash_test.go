@@ -179,7 +179,9 @@ func atoi(t *testing.T, s string) int {
 
 // TestStore_Crash_SIGKILL runs a child process that puts messages with sync
 // flush, kills it with SIGKILL at a random moment, reopens the store and
-// checks every acknowledged message; again and again on the same store.
+// checks every acknowledged message; again and again on the same store (a
+// new one every 60 rounds). Every few rounds it also flips a bit in a copy
+// of the crashed store (checkBitFlip).
 func TestStore_Crash_SIGKILL(t *testing.T) {
 	rounds, flipEvery, flips := 20, 2, 0
 	if *long {
@@ -188,13 +190,20 @@ func TestStore_Crash_SIGKILL(t *testing.T) {
 	var files int64
 	done := 0
 	defer func() {
-		t.Logf("%d kill points, %d bit flips, %d CommitLog files at the end", done, flips, files)
+		t.Logf("%d kill points, %d bit flips, up to %d CommitLog files in a store", done, flips, files)
 	}()
-	dir := t.TempDir()
+	// A store's checks grow with it (every index file is searched by key):
+	// a long run starts a new store every roundsPerStore rounds.
+	const roundsPerStore = 60
+	var dir string
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	var all []acked
 	prevStart := 0 // where the previous round's puts begin in all
 	for round := range rounds {
+		if round%roundsPerStore == 0 {
+			dir, all, prevStart = t.TempDir(), nil, 0
+		}
+		lastOfStore := round == rounds-1 || round%roundsPerStore == roundsPerStore-1
 		roundStart := len(all)
 		name := "r" + strconv.Itoa(round)
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -238,7 +247,7 @@ func TestStore_Crash_SIGKILL(t *testing.T) {
 
 		s, err := Open(dir, crashOptions())
 		require.NoError(t, err, "round %d", round)
-		verifyAcked(t, s, toVerify(all, prevStart, round == rounds-1, rng))
+		verifyAcked(t, s, toVerify(all, prevStart, lastOfStore, rng))
 		prevStart = roundStart
 		// New puts continue at the right queue offsets.
 		m := crashMessage("after"+name, 0)
@@ -247,7 +256,7 @@ func TestStore_Crash_SIGKILL(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, wantOff, res.QueueOffset)
 		all = append(all, acked{"after" + name, 0, res.QueueOffset})
-		files = s.CommitLog().MaxOffset()/int64(crashOptions().CommitLogFileSize) + 1
+		files = max(files, s.CommitLog().MaxOffset()/int64(crashOptions().CommitLogFileSize)+1)
 		require.NoError(t, s.Close())
 		done++
 		t.Logf("round %d: %d acknowledged puts so far", round, len(all))
