@@ -47,6 +47,15 @@ type Options struct {
 	// TransientStorePool makes appends go to off-heap pool buffers first,
 	// committed to the files every 200 ms (transientStorePoolEnable).
 	TransientStorePool bool
+	// RepairCommitLog lets Open get past a corrupt record in the middle of
+	// the CommitLog, which otherwise makes Open fail with an error wrapping
+	// commitlog.ErrCorrupt that names the file and offset, and changes
+	// nothing. With it, the damaged file and every later one are renamed
+	// aside (name.damaged-<UTC time>, in the commitlog folder; never
+	// deleted) and the store opens with the records before the damage; the
+	// ConsumeQueue units and index entries of the records moved aside are
+	// dropped. Turn it on for one start, after keeping a copy of the store.
+	RepairCommitLog bool
 	// Mapper maps every file of the store; nil means mmap. Tests use it to
 	// simulate a power loss.
 	Mapper mappedfile.Mapper
@@ -192,6 +201,7 @@ func (o Options) commitLog() commitlog.Options {
 		StoreHost:          o.StoreHost,
 		TransientStorePool: o.TransientStorePool,
 		ExternalRecovery:   true, // recover runs it from the checkpoint
+		Repair:             o.RepairCommitLog,
 		SmallPages:         o.FlushDiskType == SyncFlush,
 		Mapper:             o.Mapper,
 		Now:                o.Now,

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rocketstore/rocketstore/message"
@@ -78,7 +79,7 @@ type Timer struct {
 // TimerStatus reports the timer service's progress; ok is false when the
 // timer wheel is disabled.
 func (s *MessageStore) TimerStatus() (Timer, bool) {
-	t := s.timer
+	t := s.timer.Load()
 	if t == nil {
 		return Timer{}, false
 	}
@@ -90,6 +91,32 @@ func (s *MessageStore) TimerStatus() (Timer, bool) {
 // timerPoll is how often the timer queue is looked at (100 ms × precision
 // / 1 s, as TimerEnqueueGetService and TimerDequeueGetService wait).
 func (t *timerService) poll() time.Duration { return time.Duration(100*t.prec/1000) * time.Millisecond }
+
+// openTimerLater makes the timer files once the disk has room for them
+// (Open found it full), then runs the timer loop until the store stops.
+func (s *MessageStore) openTimerLater() {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-tick.C:
+		}
+		t, err := openTimer(s)
+		if errors.Is(err, syscall.ENOSPC) {
+			continue
+		}
+		if err != nil {
+			s.log.Error("the timer files cannot be opened; timer messages are not delivered", "err", err)
+			return
+		}
+		s.log.Info("the timer files are made; delivering timer messages")
+		s.timer.Store(t)
+		t.loop()
+		return
+	}
+}
 
 // openTimer opens the timer files under the store's root and recovers
 // them. It runs after the store's own recovery.

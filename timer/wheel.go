@@ -69,7 +69,10 @@ func OpenWheel(path string, precisionMs int, mapper mappedfile.Mapper) (*Wheel, 
 	if err == nil {
 		switch st.Size() {
 		case 0:
-			err = mappedfile.Preallocate(fd, WheelSize)
+			if err = mappedfile.Preallocate(fd, WheelSize); err != nil {
+				// A full disk: leave the file empty, so the next try makes it.
+				err = errors.Join(err, fd.Truncate(0))
+			}
 		case WheelSize:
 		default:
 			err = fmt.Errorf("%s is %d bytes, want %d; it is not a timerwheel: %w", path, st.Size(), WheelSize, ErrBadWheel)

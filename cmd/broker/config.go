@@ -116,6 +116,8 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.DisablePropertyFilter = !boolean(k, v)
 		case "transferMsgByHeap":
 			o.TransferMsgByHeap = boolean(k, v)
+		case "repairCommitLog": // ours: see store.Options.RepairCommitLog
+			o.Store.RepairCommitLog = boolean(k, v)
 		case "messageIndexEnable":
 			o.Store.DisableIndex = !boolean(k, v)
 		case "maxHashSlotNum":

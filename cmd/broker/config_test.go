@@ -74,6 +74,7 @@ func TestApplyProperties_Trace(t *testing.T) {
 	require.True(t, o.TraceTopicEnable)
 	require.Equal(t, "MyTrace", o.MsgTraceTopicName)
 }
+
 func TestApplyProperties_TimerKeys(t *testing.T) {
 	props, err := parseProperties(strings.NewReader(`timerWheelEnable=false
 timerPrecisionMs=500
@@ -93,4 +94,12 @@ timerFlushIntervalMs=200
 	require.Equal(t, 7200, o.Store.TimerRollWindowSlot)
 	require.Equal(t, 1<<20, o.Store.TimerLogFileSize)
 	require.Equal(t, 200*time.Millisecond, o.Store.TimerFlushInterval)
+}
+
+func TestApplyProperties_RepairCommitLog(t *testing.T) {
+	var o broker.Options
+	unknown, err := applyProperties(&o, map[string]string{"repairCommitLog": "true"})
+	require.NoError(t, err)
+	require.Empty(t, unknown)
+	require.True(t, o.Store.RepairCommitLog)
 }

@@ -22,6 +22,7 @@ type commandLine struct {
 	syncFlush  bool
 	verbose    bool
 	trace      bool
+	repair     bool
 	cpuProfile string
 }
 
@@ -51,6 +52,7 @@ func parseCommandLine(args []string, stderr io.Writer) (commandLine, error) {
 	fs.StringVar(&cl.storeDir, "storePathRootDir", "", "an alias of -store.dir")
 	fs.StringVar(&cl.ip, "brokerIP1", "", "address registered for clients (default 127.0.0.1)")
 	fs.BoolVar(&cl.syncFlush, "syncFlush", false, "acknowledge sends only once flushed (flushDiskType=SYNC_FLUSH)")
+	fs.BoolVar(&cl.repair, "repairCommitLog", false, "start past a corrupt CommitLog record: move the damaged files aside (renamed, never deleted) and serve what is intact (repairCommitLog)")
 	fs.BoolVar(&cl.verbose, "v", false, "debug logging")
 	fs.BoolVar(&cl.trace, "traceTopicEnable", false, "create the message trace topic (msgTraceTopicName, default RMQ_SYS_TRACE_TOPIC)")
 	fs.StringVar(&cl.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until the broker stops")
@@ -109,6 +111,9 @@ func (cl commandLine) options(getenv func(string) string, log *slog.Logger) (bro
 	}
 	if cl.trace {
 		opts.TraceTopicEnable = true
+	}
+	if cl.repair {
+		opts.Store.RepairCommitLog = true
 	}
 	return opts, nil
 }
