@@ -162,6 +162,9 @@ func TestTimer_RollsTimersBeyondTheWindow(t *testing.T) {
 	require.Eventually(t, func() bool { return len(queued(t, s, "T", 2)) == 1 }, 10*time.Second, time.Millisecond)
 	p := message.ParseProperties(queued(t, s, "T", 2)[0].Properties)
 	require.NotEmpty(t, p[message.PropertyTimerRollTimes])
+	// The delivery is counted once its put returns, which may be after the
+	// message shows in its queue.
+	require.Eventually(t, func() bool { st, _ := s.TimerStatus(); return st.Delivered == 1 }, 10*time.Second, time.Millisecond)
 	st, _ := s.TimerStatus()
 	require.GreaterOrEqual(t, st.Rolled, int64(1))
 	require.EqualValues(t, 1, st.Delivered)
