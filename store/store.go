@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -50,10 +49,11 @@ type MessageStore struct {
 	services   services
 	delays     []time.Duration
 	sched      *scheduler
-	// timer is nil when DisableTimerWheel, and until its files can be made
-	// on a full disk (timerLater).
+	// timer is nil when DisableTimerWheel, and until its files are made
+	// (timerLater): at the first timer message, or once a full disk has room.
 	timer      atomic.Pointer[timerService]
-	timerLater bool // the timer files could not be made at Open: disk full
+	timerLater bool  // the timer files were not opened at Open: none yet, or the disk is full
+	timerFrom  int64 // when Open looked at the timer files (ms): a fresh timer reads from here
 
 	flags    runningFlags // whether puts are taken, and if not why
 	disp     *dispatcher  // builds the ConsumeQueues and the index
@@ -136,19 +136,8 @@ func (s *MessageStore) open() error {
 	if s.sched, err = newScheduler(s); err != nil {
 		return err
 	}
-	if !s.opts.DisableTimerWheel {
-		t, err := openTimer(s)
-		switch {
-		case err == nil:
-			s.timer.Store(t)
-		case errors.Is(err, syscall.ENOSPC):
-			// Timer messages wait in the CommitLog (their queue) until the
-			// files can be made; the store serves everything else.
-			s.timerLater = true
-			s.log.Warn("the timer files cannot be made, the disk is full; timer messages wait until there is room", "err", err)
-		default:
-			return err
-		}
+	if err := s.startTimer(); err != nil {
+		return err
 	}
 	return s.abort.Create()
 }

@@ -26,7 +26,9 @@ func (t *timerService) recover(cp timer.CheckpointValues) error {
 	fresh := cp == (timer.CheckpointValues{}) && len(t.log.Files()) == 0
 	t.readTime = cp.LastReadTimeMs / t.prec * t.prec
 	if oldest := t.format(now) - timer.SlotsTotal*t.prec + timerBlankSlots*t.prec; fresh {
-		t.readTime = t.format(now)
+		// Files made after Open (the first timer message) read from the
+		// time the store opened, as files made at Open would have.
+		t.readTime = t.format(min(now, t.s.timerFrom))
 	} else if t.readTime < oldest {
 		t.s.log.Warn("timer read time is older than the wheel holds; slots before are lost", "readTime", t.readTime, "from", oldest)
 		t.readTime = oldest

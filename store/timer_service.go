@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
@@ -92,16 +93,56 @@ func (s *MessageStore) TimerStatus() (Timer, bool) {
 // / 1 s, as TimerEnqueueGetService and TimerDequeueGetService wait).
 func (t *timerService) poll() time.Duration { return time.Duration(100*t.prec/1000) * time.Millisecond }
 
-// openTimerLater makes the timer files once the disk has room for them
-// (Open found it full), then runs the timer loop until the store stops.
+// startTimer opens the timer files at Open, unless the timer wheel is
+// disabled, no timer message has come yet (the files, a 38.7 MB wheel, are
+// made when the first one does), or the disk has no room for them (timer
+// messages then wait in their queue): in those two cases openTimerLater
+// makes them later.
+func (s *MessageStore) startTimer() error {
+	if s.opts.DisableTimerWheel {
+		return nil
+	}
+	s.timerFrom = s.nowMs()
+	if s.timerUnused() {
+		s.timerLater = true
+		return nil
+	}
+	t, err := openTimer(s)
+	switch {
+	case err == nil:
+		s.timer.Store(t)
+	case errors.Is(err, syscall.ENOSPC):
+		s.timerLater = true
+		s.log.Warn("the timer files cannot be made, the disk is full; timer messages wait until there is room", "err", err)
+	default:
+		return err
+	}
+	return nil
+}
+
+// timerUnused reports that the store has neither timer files nor a timer
+// message: the files need not be made yet.
+func (s *MessageStore) timerUnused() bool {
+	if _, err := os.Stat(filepath.Join(s.dir, "timerwheel")); !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	return s.cqs.Get(message.TopicTimer, 0) == nil
+}
+
+// openTimerLater makes the timer files once the first timer message is
+// stored and the disk has room for them, then runs the timer loop until
+// the store stops. It looks as often as the timer loop polls its queue.
 func (s *MessageStore) openTimerLater() {
-	tick := time.NewTicker(time.Second)
+	tick := time.NewTicker(time.Duration(100*s.opts.TimerPrecisionMs/1000) * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-tick.C:
+		}
+		if s.cqs.Get(message.TopicTimer, 0) == nil {
+			continue
 		}
 		t, err := openTimer(s)
 		if errors.Is(err, syscall.ENOSPC) {
