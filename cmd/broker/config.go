@@ -116,6 +116,10 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.DisablePropertyFilter = !boolean(k, v)
 		case "messageIndexEnable":
 			o.Store.DisableIndex = !boolean(k, v)
+		case "traceTopicEnable":
+			o.TraceTopicEnable = boolean(k, v)
+		case "msgTraceTopicName":
+			o.MsgTraceTopicName = v
 		default:
 			unknown = append(unknown, k)
 		}

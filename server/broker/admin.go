@@ -95,6 +95,7 @@ func (b *Broker) registerProcessors() {
 	s.RegisterFunc(remoting.EndTransaction, b.processEndTransaction)
 	s.RegisterFunc(remoting.LockBatchMQ, b.processLockBatch)
 	s.RegisterFunc(remoting.UnlockBatchMQ, b.processLockBatch)
+	b.registerAdminProcessors()
 	b.clients.Register(s)
 	b.registerSemantics()
 }

@@ -37,6 +37,8 @@ type Broker struct {
 	filters     *filter.Cache // compiled SQL92 expressions of pulls; see filterCache
 	filtersOnce sync.Once
 	requesters  requesters // connections of requests awaiting replies; see reply.go
+	stats       *brokerStats
+	config      *brokerConfig
 
 	srv      *remoting.Server
 	ln, vip  net.Listener
@@ -68,6 +70,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	b.wg.Go(b.registerLoop)
 	b.wg.Go(b.checkLoop)
+	b.wg.Go(func() { b.stats.run(b.stop) })
 	b.log.Info("broker started", "name", opts.BrokerName, "cluster", opts.ClusterName, "addr", b.addr,
 		"namesrv", opts.NamesrvAddrs, "store", opts.StoreDir)
 	return b, nil
@@ -128,6 +131,14 @@ func (b *Broker) open() error {
 	b.locks = newQueueLocks()
 	b.tx = newTxState()
 	b.store.AddArrivalListener(b.hold.arrived)
+	b.stats = newBrokerStats(time.Now())
+	b.store.AddArrivalListener(b.stats.arrived)
+	b.config = newBrokerConfig(b.opts)
+	if b.opts.TraceTopicEnable {
+		if err := b.ensureTraceTopic(b.opts.MsgTraceTopicName); err != nil {
+			return err
+		}
+	}
 	b.registerProcessors()
 	return nil
 }

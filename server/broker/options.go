@@ -62,6 +62,12 @@ type Options struct {
 	// (enablePropertyFilter=false). Property filters are on by default
 	// here; RocketMQ's enablePropertyFilter defaults to false.
 	DisablePropertyFilter bool
+	// TraceTopicEnable creates the message trace topic MsgTraceTopicName
+	// at start (traceTopicEnable), so clients' message trace works.
+	TraceTopicEnable bool
+	// MsgTraceTopicName is the trace topic (msgTraceTopicName); "" means
+	// RMQ_SYS_TRACE_TOPIC.
+	MsgTraceTopicName string
 	// Logger receives the broker's logs; nil discards.
 	Logger *slog.Logger
 }
@@ -99,6 +105,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TransactionCheckMax == 0 {
 		o.TransactionCheckMax = 15
+	}
+	if o.MsgTraceTopicName == "" {
+		o.MsgTraceTopicName = DefaultTraceTopic
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -170,16 +170,5 @@ func parseTopicConfigString(s string) (protocol.TopicConfig, bool) {
 // EncodeRegisterBrokerBody writes b as plain JSON, the form Java brokers
 // send by default (compressedRegister off).
 func EncodeRegisterBrokerBody(b *protocol.RegisterBrokerBody) []byte {
-	rb := *b
-	if rb.FilterServerList == nil {
-		rb.FilterServerList = []string{}
-	}
-	if rb.TopicConfigSerializeWrapper.TopicConfigTable == nil {
-		rb.TopicConfigSerializeWrapper.TopicConfigTable = map[string]protocol.TopicConfig{}
-	}
-	out, err := json.Marshal(&rb)
-	if err != nil {
-		panic(fmt.Sprintf("namesrv: encode register broker body: %v", err)) // plain data always encodes
-	}
-	return out
+	return b.AppendJSON(nil)
 }

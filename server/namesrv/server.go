@@ -77,6 +77,7 @@ type Server struct {
 	log    *slog.Logger
 	routes *RouteTable
 	kv     *kvConfig
+	cfg    *liveConfig
 	rs     *remoting.Server
 
 	stop    chan struct{}
@@ -101,6 +102,7 @@ func New(opts Options) (*Server, error) {
 		log:    opts.Logger,
 		routes: NewRouteTable(opts.Now, opts.BrokerTimeout, opts.Logger),
 		kv:     newKVConfig(),
+		cfg:    newLiveConfig(opts),
 		rs:     rs,
 		stop:   make(chan struct{}),
 	}
@@ -124,6 +126,7 @@ func New(opts Options) (*Server, error) {
 	} {
 		rs.RegisterFunc(code, f)
 	}
+	s.registerAdmin()
 	rs.OnClose(s.routes.ConnClosed)
 	s.scanner.Add(1)
 	go s.scanLoop()
@@ -299,7 +302,7 @@ func (s *Server) getRouteInfoByTopic(_ context.Context, req *remoting.Request) *
 		return remoting.NewResponse(remoting.TopicNotExist,
 			"No topic route info in name server for the topic: "+topic+faqSuffix)
 	}
-	if s.opts.OrderMessageEnable {
+	if s.cfg.orderMessageEnable.Load() {
 		r.OrderTopicConf, _ = s.kv.get(NamespaceOrderTopicConfig, topic)
 	}
 	quote := req.Version >= versionV4_9_4 || parseBool(req.Ext("acceptStandardJsonOnly"))
@@ -315,7 +318,7 @@ func (s *Server) getBrokerClusterInfo(context.Context, *remoting.Request) *remot
 }
 
 func (s *Server) getAllTopicList(context.Context, *remoting.Request) *remoting.Command {
-	if s.opts.DisableAllTopicList {
+	if !s.cfg.enableAllTopicList.Load() {
 		return remoting.NewResponse(remoting.SystemError, "disable")
 	}
 	resp := success()

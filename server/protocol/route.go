@@ -1,8 +1,6 @@
 package protocol
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -60,156 +58,148 @@ type TopicList struct {
 	BrokerAddr string   `json:"brokerAddr,omitempty"`
 }
 
-// The JSON bodies are written as fastjson writes them in a Java name
-// server: compact, keys sorted, null fields left out, and map keys that are
-// numbers (broker ids) bare, {0:"addr"}, unless quoteIDs asks for the
-// BrowserCompatible form {"0":"addr"} that Java sends to clients of
-// version 4.9.4 and later. Slices and maps are written sorted, so the
-// bytes are stable.
+// The JSON bodies are written with fastjson.Writer as fastjson writes them
+// in a Java name server: compact, keys sorted, null fields left out, and
+// map keys that are numbers (broker ids) bare, {0:"addr"}, unless quoteIDs
+// asks for the BrowserCompatible form {"0":"addr"} that Java sends to
+// clients of version 4.9.4 and later. Slices and maps are written sorted,
+// so the bytes are stable.
 
 // AppendJSON appends r in fastjson's form.
 func (r *TopicRouteData) AppendJSON(dst []byte, quoteIDs bool) []byte {
-	dst = append(dst, `{"brokerDatas":[`...)
+	w := fastjson.NewWriter(dst, false)
+	w.BeginObject()
+	w.Key("brokerDatas")
+	w.BeginArray()
 	for i := range r.BrokerDatas {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = r.BrokerDatas[i].AppendJSON(dst, quoteIDs)
+		r.BrokerDatas[i].writeJSON(w, quoteIDs)
 	}
-	dst = append(dst, `],"filterServerTable":{`...)
-	for i, k := range slices.Sorted(maps.Keys(r.FilterServerTable)) {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendString(dst, k)
-		dst = append(dst, ':')
-		dst = appendStrings(dst, r.FilterServerTable[k])
+	w.End()
+	w.Key("filterServerTable")
+	w.BeginObject()
+	for _, k := range slices.Sorted(maps.Keys(r.FilterServerTable)) {
+		w.Key(k)
+		writeStrings(w, r.FilterServerTable[k])
 	}
-	dst = append(dst, '}')
+	w.End()
 	if r.OrderTopicConf != "" {
-		dst = append(dst, `,"orderTopicConf":`...)
-		dst = appendString(dst, r.OrderTopicConf)
+		w.Key("orderTopicConf")
+		w.String(r.OrderTopicConf)
 	}
-	dst = append(dst, `,"queueDatas":[`...)
-	for i, q := range r.QueueDatas {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = q.AppendJSON(dst)
+	w.Key("queueDatas")
+	w.BeginArray()
+	for _, q := range r.QueueDatas {
+		q.writeJSON(w)
 	}
-	return append(dst, "]}"...)
+	w.End()
+	w.End()
+	return w.Bytes()
 }
 
 // AppendJSON appends q in fastjson's form.
 func (q QueueData) AppendJSON(dst []byte) []byte {
-	dst = append(dst, `{"brokerName":`...)
-	dst = appendString(dst, q.BrokerName)
-	dst = append(dst, `,"perm":`...)
-	dst = strconv.AppendInt(dst, int64(q.Perm), 10)
-	dst = append(dst, `,"readQueueNums":`...)
-	dst = strconv.AppendInt(dst, int64(q.ReadQueueNums), 10)
-	dst = append(dst, `,"topicSysFlag":`...)
-	dst = strconv.AppendInt(dst, int64(q.TopicSysFlag), 10)
-	dst = append(dst, `,"writeQueueNums":`...)
-	dst = strconv.AppendInt(dst, int64(q.WriteQueueNums), 10)
-	return append(dst, '}')
+	w := fastjson.NewWriter(dst, false)
+	q.writeJSON(w)
+	return w.Bytes()
+}
+
+func (q QueueData) writeJSON(w *fastjson.Writer) {
+	w.BeginObject()
+	w.Key("brokerName")
+	w.String(q.BrokerName)
+	w.Key("perm")
+	w.Int(int64(q.Perm))
+	w.Key("readQueueNums")
+	w.Int(int64(q.ReadQueueNums))
+	w.Key("topicSysFlag")
+	w.Int(int64(q.TopicSysFlag))
+	w.Key("writeQueueNums")
+	w.Int(int64(q.WriteQueueNums))
+	w.End()
 }
 
 // AppendJSON appends b in fastjson's form, broker ids bare unless
 // quoteIDs.
 func (b *BrokerData) AppendJSON(dst []byte, quoteIDs bool) []byte {
-	dst = append(dst, `{"brokerAddrs":{`...)
-	for i, id := range slices.Sorted(maps.Keys(b.BrokerAddrs)) {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		if quoteIDs {
-			dst = append(dst, '"')
-		}
-		dst = strconv.AppendInt(dst, id, 10)
-		if quoteIDs {
-			dst = append(dst, '"')
-		}
-		dst = append(dst, ':')
-		dst = appendString(dst, b.BrokerAddrs[id])
+	w := fastjson.NewWriter(dst, false)
+	b.writeJSON(w, quoteIDs)
+	return w.Bytes()
+}
+
+func (b *BrokerData) writeJSON(w *fastjson.Writer, quoteIDs bool) {
+	w.BeginObject()
+	w.Key("brokerAddrs")
+	if quoteIDs {
+		w.BeginObject()
+	} else {
+		w.BeginIntMap()
 	}
-	dst = append(dst, `},"brokerName":`...)
-	dst = appendString(dst, b.BrokerName)
-	dst = append(dst, `,"cluster":`...)
-	dst = appendString(dst, b.Cluster)
-	dst = append(dst, `,"enableActingMaster":`...)
-	dst = strconv.AppendBool(dst, b.EnableActingMaster)
+	for _, id := range slices.Sorted(maps.Keys(b.BrokerAddrs)) {
+		if quoteIDs {
+			w.Key(strconv.FormatInt(id, 10))
+		} else {
+			w.IntKey(id)
+		}
+		w.String(b.BrokerAddrs[id])
+	}
+	w.End()
+	w.Key("brokerName")
+	w.String(b.BrokerName)
+	w.Key("cluster")
+	w.String(b.Cluster)
+	w.Key("enableActingMaster")
+	w.Bool(b.EnableActingMaster)
 	if b.ZoneName != "" {
-		dst = append(dst, `,"zoneName":`...)
-		dst = appendString(dst, b.ZoneName)
+		w.Key("zoneName")
+		w.String(b.ZoneName)
 	}
-	return append(dst, '}')
+	w.End()
 }
 
 // AppendJSON appends c in fastjson's form, broker ids bare unless
 // quoteIDs.
 func (c *ClusterInfo) AppendJSON(dst []byte, quoteIDs bool) []byte {
-	dst = append(dst, `{"brokerAddrTable":{`...)
-	for i, name := range slices.Sorted(maps.Keys(c.BrokerAddrTable)) {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendString(dst, name)
-		dst = append(dst, ':')
+	w := fastjson.NewWriter(dst, false)
+	w.BeginObject()
+	w.Key("brokerAddrTable")
+	w.BeginObject()
+	for _, name := range slices.Sorted(maps.Keys(c.BrokerAddrTable)) {
+		w.Key(name)
 		bd := c.BrokerAddrTable[name]
-		dst = bd.AppendJSON(dst, quoteIDs)
+		bd.writeJSON(w, quoteIDs)
 	}
-	dst = append(dst, `},"clusterAddrTable":{`...)
-	for i, cluster := range slices.Sorted(maps.Keys(c.ClusterAddrTable)) {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendString(dst, cluster)
-		dst = append(dst, ':')
-		dst = appendStrings(dst, c.ClusterAddrTable[cluster])
+	w.End()
+	w.Key("clusterAddrTable")
+	w.BeginObject()
+	for _, cluster := range slices.Sorted(maps.Keys(c.ClusterAddrTable)) {
+		w.Key(cluster)
+		writeStrings(w, c.ClusterAddrTable[cluster])
 	}
-	return append(dst, "}}"...)
+	w.End()
+	w.End()
+	return w.Bytes()
 }
 
 // AppendJSON appends l in fastjson's form.
 func (l *TopicList) AppendJSON(dst []byte) []byte {
-	dst = append(dst, '{')
+	w := fastjson.NewWriter(dst, false)
+	w.BeginObject()
 	if l.BrokerAddr != "" {
-		dst = append(dst, `"brokerAddr":`...)
-		dst = appendString(dst, l.BrokerAddr)
-		dst = append(dst, ',')
+		w.Key("brokerAddr")
+		w.String(l.BrokerAddr)
 	}
-	dst = append(dst, `"topicList":`...)
-	dst = appendStrings(dst, l.TopicList)
-	return append(dst, '}')
+	w.Key("topicList")
+	writeStrings(w, l.TopicList)
+	w.End()
+	return w.Bytes()
 }
 
-// appendString appends s as a JSON string (encoding/json's escaping,
-// without its HTML escaping).
-func appendString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			var buf bytes.Buffer // rare: escapes or non-ASCII
-			enc := json.NewEncoder(&buf)
-			enc.SetEscapeHTML(false)
-			enc.Encode(s) // a string always encodes
-			return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
-		}
+func writeStrings(w *fastjson.Writer, ss []string) {
+	w.BeginArray()
+	for _, s := range ss {
+		w.String(s)
 	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
-}
-
-func appendStrings(dst []byte, ss []string) []byte {
-	dst = append(dst, '[')
-	for i, s := range ss {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendString(dst, s)
-	}
-	return append(dst, ']')
+	w.End()
 }
 
 // DecodeTopicRouteData reads a TopicRouteData written by a Java or Go name

@@ -101,5 +101,5 @@ func TestClusterInfo_AppendJSON(t *testing.T) {
 func TestTopicList_AppendJSON(t *testing.T) {
 	require.Equal(t, `{"topicList":["a","b\"c"]}`, string((&TopicList{TopicList: []string{"a", `b"c`}}).AppendJSON(nil)))
 	require.Equal(t, `{"brokerAddr":"x:1","topicList":[]}`, string((&TopicList{BrokerAddr: "x:1", TopicList: []string{}}).AppendJSON(nil)))
-	require.Equal(t, `"<标签>"`, string(appendString(nil, "<标签>")))
+	require.Equal(t, `{"topicList":["<标签>"]}`, string((&TopicList{TopicList: []string{"<标签>"}}).AppendJSON(nil)))
 }

@@ -12,16 +12,7 @@ import (
 // The writers below put fields in alphabetical order, as fastjson does
 // (SortField), and leave out what fastjson leaves out (null fields).
 
-func writeDataVersion(w *fastjson.Writer, v protocol.DataVersion) {
-	w.BeginObject()
-	w.Key("counter")
-	w.Int(v.Counter)
-	w.Key("stateVersion")
-	w.Int(v.StateVersion)
-	w.Key("timestamp")
-	w.Int(v.Timestamp)
-	w.End()
-}
+func writeDataVersion(w *fastjson.Writer, v protocol.DataVersion) { v.WriteJSON(w) }
 
 func writeStringMap(w *fastjson.Writer, m map[string]string) {
 	w.BeginObject()
@@ -33,26 +24,7 @@ func writeStringMap(w *fastjson.Writer, m map[string]string) {
 }
 
 // writeTopicConfig writes TopicConfig as Java's TopicConfig bean.
-func writeTopicConfig(w *fastjson.Writer, c *protocol.TopicConfig) {
-	w.BeginObject()
-	w.Key("attributes")
-	writeStringMap(w, c.Attributes)
-	w.Key("order")
-	w.Bool(c.Order)
-	w.Key("perm")
-	w.Int(int64(c.Perm))
-	w.Key("readQueueNums")
-	w.Int(int64(c.ReadQueueNums))
-	w.Key("topicFilterType")
-	w.String(c.TopicFilterType)
-	w.Key("topicName")
-	w.String(c.TopicName)
-	w.Key("topicSysFlag")
-	w.Int(int64(c.TopicSysFlag))
-	w.Key("writeQueueNums")
-	w.Int(int64(c.WriteQueueNums))
-	w.End()
-}
+func writeTopicConfig(w *fastjson.Writer, c *protocol.TopicConfig) { c.WriteJSON(w) }
 
 // writeTopicWrapper writes TopicConfigSerializeWrapper: the layout of
 // topics.json and of the GET_ALL_TOPIC_CONFIG body.
