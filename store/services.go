@@ -55,8 +55,12 @@ func (s *MessageStore) startServices() {
 // flushCommitLog flushes the CommitLog and, when it flushed everything
 // written, records the store time of the last record in the checkpoint.
 func (s *MessageStore) flushCommitLog(pages int) (int64, error) {
-	ts, end := s.cl.LastStoreTimestamp(), s.cl.MaxOffset()
+	ts, end, from := s.cl.LastStoreTimestamp(), s.cl.MaxOffset(), s.cl.FlushedOffset()
+	start := time.Now()
 	off, err := s.cl.Flush(pages)
+	if off > from {
+		s.flushLatency.observe(time.Since(start))
+	}
 	if err == nil && off >= end && ts > 0 {
 		s.checkpoint.Update(func(v *recovery.CheckpointValues) { v.PhysicMsgTimestamp = ts })
 	}

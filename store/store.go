@@ -60,6 +60,8 @@ type MessageStore struct {
 	reput    reputState
 	memBytes int64 // physical memory, for the in-memory read limits
 
+	putLatency, flushLatency latencyHistogram // see PutLatency, FlushLatency
+
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	closed atomic.Bool
