@@ -120,6 +120,14 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.TraceTopicEnable = boolean(k, v)
 		case "msgTraceTopicName":
 			o.MsgTraceTopicName = v
+		case "metricsExporterType":
+			o.MetricsExporterType = v
+		case "metricsPromExporterHost":
+			o.MetricsPromExporterHost = v
+		case "metricsPromExporterPort":
+			o.MetricsPromExporterPort = int(num(k, v))
+		case "metricsLabel":
+			o.MetricsLabel = v
 		default:
 			unknown = append(unknown, k)
 		}

@@ -43,8 +43,12 @@ func run() error {
 		verbose    = flag.Bool("v", false, "debug logging")
 		trace      = flag.Bool("traceTopicEnable", false, "create the message trace topic (msgTraceTopicName, default RMQ_SYS_TRACE_TOPIC)")
 		cpuProfile = flag.String("cpuprofile", "", "write a CPU profile to this file until the broker stops")
+		metricsArg = flag.String("metricsExporterType", "", "PROM: serve Prometheus metrics, /healthz and pprof over HTTP (default off, or metricsExporterType)")
+		promHost   = flag.String("metricsPromExporterHost", "", "host of the metrics server (default brokerIP1, or metricsPromExporterHost)")
+		promPort   = flag.Int("metricsPromExporterPort", defaultPromExporterPort, "port of the metrics server (or metricsPromExporterPort)")
 	)
 	flag.Parse()
+	opts := broker.Options{MetricsPromExporterPort: defaultPromExporterPort}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -64,7 +68,7 @@ func run() error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
-	opts := broker.Options{Logger: log}
+	opts.Logger = log
 	if *confFile != "" {
 		f, err := os.Open(*confFile)
 		if err != nil {
@@ -101,6 +105,7 @@ func run() error {
 	if *trace {
 		opts.TraceTopicEnable = true
 	}
+	applyMetricsFlags(&opts, flag.CommandLine, *metricsArg, *promHost, *promPort)
 
 	// Catch signals from the start: a stop asked for during start-up is
 	// carried out once the broker is up, cleanly.

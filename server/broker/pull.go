@@ -98,7 +98,7 @@ func (b *Broker) pull(p *pullRequest, allowSuspend bool) *remoting.Command {
 
 	res := b.store.GetMessage(p.group, p.topic, p.queueID, p.offset, p.maxMsgNums, p.filter)
 	defer res.Release()
-	b.stats.pulled(p.group, p.topic, len(res.Messages))
+	b.stats.pulled(p.group, p.topic, len(res.Messages), res.BufferTotalSize)
 	code, remark := remoting.Success, ""
 	switch res.Status {
 	case store.Found:
