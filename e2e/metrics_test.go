@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -310,4 +311,29 @@ func TestMetrics_OffUnlessAsked(t *testing.T) {
 		_, err := broker.New(o)
 		require.Error(t, err, "%+v", o)
 	}
+}
+
+// TestMetrics_BrokerProcess: cmd/broker with -metricsExporterType PROM
+// serves /healthz and /metrics on -metricsPromExporterPort, and stops
+// serving when it stops.
+func TestMetrics_BrokerProcess(t *testing.T) {
+	port := freePort(t)
+	p := startBrokerProcess(t, "-metricsExporterType", "PROM", "-metricsPromExporterPort", strconv.Itoa(port))
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		code, body := get(t, "http://"+addr+"/healthz")
+		if code == http.StatusOK {
+			require.Equal(t, "ready\n", body)
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "never ready: %d %s", code, body)
+		time.Sleep(50 * time.Millisecond)
+	}
+	fams := scrape(t, addr)
+	require.EqualValues(t, 6, value(t, fams, "rocketmq_broker_permission", map[string]string{"cluster": "DefaultCluster", "node_id": "broker-a"}))
+	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
+	require.NoError(t, p.cmd.Wait())
+	_, err := net.DialTimeout("tcp", addr, time.Second)
+	require.Error(t, err)
 }
