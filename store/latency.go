@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// latencyBounds are the upper bounds (inclusive) of the buckets of the
-// store's latency histograms, from 50 µs to 5 s; slower observations fall
-// in one more bucket past the last bound.
+// latencyBounds are the upper bounds (inclusive) of the buckets of a
+// LatencyHistogram, from 50 µs to 5 s; slower observations fall in one
+// more bucket past the last bound.
 var latencyBounds = [...]time.Duration{
 	50 * time.Microsecond, 100 * time.Microsecond, 250 * time.Microsecond, 500 * time.Microsecond,
 	time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond, 10 * time.Millisecond,
@@ -15,14 +15,17 @@ var latencyBounds = [...]time.Duration{
 	500 * time.Millisecond, time.Second, 2500 * time.Millisecond, 5 * time.Second,
 }
 
-// latencyHistogram counts durations into latencyBounds' buckets with
-// atomic adds: no lock, no allocation, safe for concurrent use.
-type latencyHistogram struct {
+// LatencyHistogram counts durations into fixed buckets from 50 µs to 5 s
+// with atomic adds: no lock, no allocation. The zero value is empty and
+// ready; it is safe for concurrent use. The store keeps one of its
+// CommitLog flushes (FlushLatency); the broker one of its puts.
+type LatencyHistogram struct {
 	counts [len(latencyBounds) + 1]atomic.Uint64
 	sum    atomic.Int64 // nanoseconds
 }
 
-func (h *latencyHistogram) observe(d time.Duration) {
+// Observe counts one duration.
+func (h *LatencyHistogram) Observe(d time.Duration) {
 	i := 0
 	for i < len(latencyBounds) && d > latencyBounds[i] {
 		i++
@@ -43,7 +46,9 @@ type LatencySnapshot struct {
 	Sum   time.Duration
 }
 
-func (h *latencyHistogram) snapshot() LatencySnapshot {
+// Snapshot reads the histogram. Observations made meanwhile may be in
+// some buckets and not yet in others.
+func (h *LatencyHistogram) Snapshot() LatencySnapshot {
 	s := LatencySnapshot{Bounds: latencyBounds[:], Counts: make([]uint64, len(h.counts))}
 	for i := range h.counts {
 		s.Counts[i] = h.counts[i].Load()
@@ -53,12 +58,7 @@ func (h *latencyHistogram) snapshot() LatencySnapshot {
 	return s
 }
 
-// PutLatency is the histogram of the time PutMessage and PutMessages took
-// for the puts they stored, from the call to the return: the CommitLog
-// append, the wait for the flush (SyncFlush) and the put's own dispatch.
-func (s *MessageStore) PutLatency() LatencySnapshot { return s.putLatency.snapshot() }
-
 // FlushLatency is the histogram of the CommitLog flushes (msync/fsync of
 // the mapped files) that wrote something out, group commits and periodic
-// flushes alike.
-func (s *MessageStore) FlushLatency() LatencySnapshot { return s.flushLatency.snapshot() }
+// flushes alike. It is measured on the flush goroutines, off the put path.
+func (s *MessageStore) FlushLatency() LatencySnapshot { return s.flushLatency.Snapshot() }

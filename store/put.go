@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/message"
@@ -23,7 +22,6 @@ type PutResult struct {
 // store host, store time, body CRC and offsets. A refused message (bad
 // topic or queue id, too large) returns an error and writes nothing.
 func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
-	start := time.Now()
 	if err := s.checkPut(m); err != nil {
 		return PutResult{}, err
 	}
@@ -44,14 +42,12 @@ func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
 	own.rec.queueID, own.rec.sysFlag, own.rec.topic = m.QueueID, m.SysFlag, m.Topic
 	status := s.waitFlush(m, own.end)
 	s.dispatchAfterPut(&own)
-	s.putLatency.observe(time.Since(start))
 	return PutResult{Status: status, AppendResult: res}, nil
 }
 
 // PutMessages stores msgs as consecutive records in one CommitLog file
 // (putMessages of a batch). If any is refused, nothing is written.
 func (s *MessageStore) PutMessages(msgs []*message.Message) (PutResult, error) {
-	start := time.Now()
 	for _, m := range msgs {
 		if err := s.checkPut(m); err != nil {
 			return PutResult{}, err
@@ -66,7 +62,6 @@ func (s *MessageStore) PutMessages(msgs []*message.Message) (PutResult, error) {
 	}
 	status := s.waitFlush(msgs[0], res.WroteOffset+int64(res.WroteBytes))
 	s.dispatchAfterPut(nil)
-	s.putLatency.observe(time.Since(start))
 	return PutResult{Status: status, AppendResult: res}, nil
 }
 

@@ -59,7 +59,7 @@ func (s *MessageStore) flushCommitLog(pages int) (int64, error) {
 	start := time.Now()
 	off, err := s.cl.Flush(pages)
 	if off > from {
-		s.flushLatency.observe(time.Since(start))
+		s.flushLatency.Observe(time.Since(start))
 	}
 	if err == nil && off >= end && ts > 0 {
 		s.checkpoint.Update(func(v *recovery.CheckpointValues) { v.PhysicMsgTimestamp = ts })

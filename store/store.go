@@ -60,7 +60,7 @@ type MessageStore struct {
 	reput    reputState
 	memBytes int64 // physical memory, for the in-memory read limits
 
-	putLatency, flushLatency latencyHistogram // see PutLatency, FlushLatency
+	flushLatency LatencyHistogram // see FlushLatency
 
 	stop   chan struct{}
 	wg     sync.WaitGroup

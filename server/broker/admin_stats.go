@@ -19,11 +19,12 @@ import (
 type brokerStats struct {
 	boot time.Time
 
-	puts        atomic.Int64 // messages dispatched into a ConsumeQueue
-	getFound    atomic.Int64 // pulls that found messages
-	getMiss     atomic.Int64 // pulls that found none
-	transferred atomic.Int64 // messages sent to consumers
-	in          topicsIn     // messages and bytes put per topic, for the metrics
+	puts        atomic.Int64           // messages dispatched into a ConsumeQueue
+	getFound    atomic.Int64           // pulls that found messages
+	getMiss     atomic.Int64           // pulls that found none
+	transferred atomic.Int64           // messages sent to consumers
+	in          topicsIn               // messages and bytes put per topic, for the metrics
+	putLatency  store.LatencyHistogram // of the store's puts of sends, for the metrics
 
 	groupsMu sync.RWMutex
 	groups   map[topicGroup]*groupStats // messages got per topic and group

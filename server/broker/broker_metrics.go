@@ -213,7 +213,7 @@ func (b *Broker) metricsSnapshot() *metrics.Snapshot {
 	if syscall.Statfs(b.opts.StoreDir, &fs) == nil {
 		s.Store.UsedBytes = int64(fs.Blocks-fs.Bfree) * fs.Bsize
 	}
-	s.PutLatency = secondsHistogram(st.PutLatency())
+	s.PutLatency = secondsHistogram(b.stats.putLatency.Snapshot())
 	s.FlushLatency = secondsHistogram(st.FlushLatency())
 	return s
 }

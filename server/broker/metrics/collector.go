@@ -62,7 +62,7 @@ func NewCollector(src Source) prometheus.Collector {
 		clMinOffset:    d("rocketstore_commitlog_min_offset_bytes", "Smallest CommitLog offset still stored"),
 		clMaxOffset:    d("rocketstore_commitlog_max_offset_bytes", "CommitLog write position"),
 		heldPulls:      d("rocketstore_pull_requests_held", "Pull requests held by long polling"),
-		putLatency:     d("rocketstore_put_latency_seconds", "Time the store took to put a message or batch, flush wait included"),
+		putLatency:     d("rocketstore_put_latency_seconds", "Time the store took to put a sent message or batch, flush wait included"),
 		flushLatency:   d("rocketstore_flush_latency_seconds", "Time of the CommitLog flushes that wrote something out"),
 	}
 }
