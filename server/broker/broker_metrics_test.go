@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -97,3 +98,24 @@ func TestHealth_SaysWhyNotReady(t *testing.T) {
 }
 
 var errTest = errors.New("boom")
+
+// TestTopicsIn_ConcurrentArrivals: counting stays exact and race-free
+// even if arrivals came from several goroutines at once.
+func TestTopicsIn_ConcurrentArrivals(t *testing.T) {
+	var in topicsIn
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 1000 {
+				in.arrived(store.Arrival{Topic: []string{"A", "B", "C"}[(i+w)%3], Size: 10})
+			}
+		})
+	}
+	wg.Wait()
+	var total int64
+	in.each(func(_ string, _ msgType, msgs, bytes int64, _ []int64) {
+		total += msgs
+		require.Equal(t, msgs*10, bytes)
+	})
+	require.EqualValues(t, 4000, total)
+}

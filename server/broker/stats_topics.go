@@ -1,7 +1,9 @@
 package broker
 
 import (
-	"slices"
+	"maps"
+	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/rocketstore/rocketstore/message"
@@ -29,35 +31,34 @@ var messageSizeBounds = [...]int32{1 << 10, 4 << 10, 512 << 10, 1 << 20, 2 << 20
 type topicIn struct {
 	topic string
 	base  msgType // of the topic: delay for the schedule and timer topics, transaction for half messages
-	msgs  [numMsgTypes]atomic.Int64
 	bytes [numMsgTypes]atomic.Int64
-	sizes [numMsgTypes][len(messageSizeBounds) + 1]atomic.Int64
+	sizes [numMsgTypes][len(messageSizeBounds) + 1]atomic.Int64 // their sum is the message count
 }
 
 // topicsIn counts the messages put per topic (rocketmq_messages_in_total,
 // rocketmq_throughput_in_total, rocketmq_message_size) as the store's
-// arrival listener. The store calls it one arrival at a time, so the last
-// topic and the map are the listener's own, read and written without a
-// lock; a put of the same topic as the one before costs a string compare
-// and three atomic adds. Scrapes read the published list, which the
-// listener replaces (copy on write) when a topic first arrives.
+// arrival listener, without a lock: the counters of the last topic are
+// kept at hand, so a put to the same topic as the one before costs a
+// string compare and two atomic adds; another topic is found in a map
+// that is replaced, under mu, only when a topic first arrives (copy on
+// write). The store calls its listeners one at a time, but nothing here
+// depends on that.
 type topicsIn struct {
-	last   *topicIn            // listener only
-	topics map[string]*topicIn // listener only
-	all    atomic.Pointer[[]*topicIn]
+	last   atomic.Pointer[topicIn]
+	topics atomic.Pointer[map[string]*topicIn]
+	mu     sync.Mutex // serialises adding a topic
 }
 
 func (t *topicsIn) arrived(a store.Arrival) {
-	c := t.last
+	c := t.last.Load()
 	if c == nil || c.topic != a.Topic {
 		c = t.find(a.Topic)
-		t.last = c
+		t.last.Store(c)
 	}
 	typ := c.base
 	if a.SysFlag&message.TxMask == message.TxCommit {
 		typ = msgTransaction
 	}
-	c.msgs[typ].Add(1)
 	c.bytes[typ].Add(int64(a.Size))
 	i := 0
 	for i < len(messageSizeBounds) && a.Size > messageSizeBounds[i] {
@@ -67,46 +68,52 @@ func (t *topicsIn) arrived(a store.Arrival) {
 }
 
 func (t *topicsIn) find(topic string) *topicIn {
-	if c, ok := t.topics[topic]; ok {
-		return c
+	if m := t.topics.Load(); m != nil {
+		if c, ok := (*m)[topic]; ok {
+			return c
+		}
 	}
-	c := &topicIn{topic: topic}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.topics.Load()
+	if old != nil {
+		if c, ok := (*old)[topic]; ok {
+			return c
+		}
+	}
+	c := &topicIn{topic: strings.Clone(topic)}
 	switch topic {
 	case message.TopicSchedule, message.TopicTimer:
 		c.base = msgDelay
 	case message.TopicTransHalf:
 		c.base = msgTransaction
 	}
-	if t.topics == nil {
-		t.topics = map[string]*topicIn{}
+	m := make(map[string]*topicIn, 1)
+	if old != nil {
+		m = maps.Clone(*old)
 	}
-	t.topics[topic] = c
-	var all []*topicIn
-	if old := t.all.Load(); old != nil {
-		all = slices.Clone(*old)
-	}
-	all = append(all, c)
-	t.all.Store(&all)
+	m[c.topic] = c
+	t.topics.Store(&m)
 	return c
 }
 
 // each calls fn for every topic that had messages of a type put.
 func (t *topicsIn) each(fn func(topic string, typ msgType, msgs, bytes int64, sizes []int64)) {
-	all := t.all.Load()
-	if all == nil {
+	m := t.topics.Load()
+	if m == nil {
 		return
 	}
 	var sizes [len(messageSizeBounds) + 1]int64
-	for _, c := range *all {
+	for _, c := range *m {
 		for typ := range numMsgTypes {
-			n := c.msgs[typ].Load()
-			if n == 0 {
-				continue
-			}
+			var n int64
 			for i := range sizes {
 				sizes[i] = c.sizes[typ][i].Load()
+				n += sizes[i]
 			}
-			fn(c.topic, typ, n, c.bytes[typ].Load(), sizes[:])
+			if n > 0 {
+				fn(c.topic, typ, n, c.bytes[typ].Load(), sizes[:])
+			}
 		}
 	}
 }
