@@ -53,10 +53,11 @@ func (o Options) validateMetrics() []error {
 	return errs
 }
 
-// metricsLabels are the labels on every metric: RocketMQ's cluster,
-// node_type and node_id, and those of MetricsLabel.
+// metricsLabels are the labels on every metric: those of MetricsLabel,
+// then RocketMQ's cluster, node_type and node_id (which win, as in
+// BrokerMetricsManager).
 func metricsLabels(o Options) (map[string]string, error) {
-	m := map[string]string{"cluster": o.ClusterName, "node_type": "broker", "node_id": o.BrokerName}
+	m := map[string]string{}
 	for kv := range strings.SplitSeq(o.MetricsLabel, ",") {
 		if kv = strings.TrimSpace(kv); kv == "" {
 			continue
@@ -67,6 +68,7 @@ func metricsLabels(o Options) (map[string]string, error) {
 		}
 		m[k] = v
 	}
+	m["cluster"], m["node_type"], m["node_id"] = o.ClusterName, "broker", o.BrokerName
 	return m, nil
 }
 

@@ -69,7 +69,7 @@ func BenchmarkTopicsIn_Arrived(b *testing.B) {
 }
 
 func TestMetricsLabels(t *testing.T) {
-	o := Options{ClusterName: "C", BrokerName: "b", MetricsLabel: " env:prod, dc:eu-1 ,"}
+	o := Options{ClusterName: "C", BrokerName: "b", MetricsLabel: " env:prod, dc:eu-1 ,node_id:x"}
 	m, err := metricsLabels(o)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"cluster": "C", "node_type": "broker", "node_id": "b", "env": "prod", "dc": "eu-1"}, m)
@@ -118,4 +118,23 @@ func TestTopicsIn_ConcurrentArrivals(t *testing.T) {
 		require.Equal(t, msgs*10, bytes)
 	})
 	require.EqualValues(t, 4000, total)
+}
+
+// FuzzMetricsLabels: metricsLabel never panics, and what it accepts are
+// label names Prometheus takes, over the broker's own three.
+func FuzzMetricsLabels(f *testing.F) {
+	for _, s := range []string{"", "env:prod", "a:b,c:d", " a:b , ,", "a", "a:b:c", "1a:b", "cluster:x", "a:", ":b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := metricsLabels(Options{ClusterName: "C", BrokerName: "b", MetricsLabel: s})
+		if err != nil {
+			return
+		}
+		require.Equal(t, "C", m["cluster"])
+		require.Equal(t, "b", m["node_id"])
+		for k := range m {
+			require.Regexp(t, `^[a-zA-Z_][a-zA-Z0-9_]*$`, k)
+		}
+	})
 }
