@@ -22,9 +22,10 @@ build:
 	$(GO) build -o bin/ ./cmd/...
 
 ## run: the broker on its embedded defaults (name server :9876, broker :10911),
-## started in ./run so that its store is ./run/store
+## started in ./run so that its store is ./run/store; metrics, /healthz and
+## pprof on http://127.0.0.1:5557
 run: build
-	mkdir -p run && cd run && ../bin/broker
+	mkdir -p run && cd run && ../bin/broker -metricsExporterType PROM
 
 ## fuzz: run each decoder's fuzz target for a short while
 fuzz:

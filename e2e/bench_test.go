@@ -31,7 +31,7 @@ type brokerProcess struct {
 	nsAddr string
 }
 
-func freePort(b *testing.B) int {
+func freePort(b testing.TB) int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -40,7 +40,7 @@ func freePort(b *testing.B) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func startBrokerProcess(b *testing.B, args ...string) *brokerProcess {
+func startBrokerProcess(b testing.TB, args ...string) *brokerProcess {
 	b.Helper()
 	dir := b.TempDir()
 	bin := os.Getenv("ROCKETSTORE_BROKER_BIN") // a prebuilt broker, to compare builds

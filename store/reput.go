@@ -24,6 +24,8 @@ type Arrival struct {
 	QueueOffset    int64 // the message's offset in its queue; the queue's max offset is one more
 	TagsCode       int64
 	StoreTimestamp int64
+	Size           int32 // of the stored record, in bytes
+	SysFlag        int32 // the record's sysFlag (message.TxCommit for a committed transaction)
 }
 
 // ArrivalListener is called for every message that enters a ConsumeQueue,
@@ -493,7 +495,7 @@ func (d *dispatcher) dispatch(rec *recordInfo) error {
 			return fmt.Errorf("store: dispatch to %s/%d: %w", q.Topic(), q.QueueID(), err)
 		}
 		d.notify(Arrival{Topic: q.Topic(), QueueID: q.QueueID(), QueueOffset: rec.queueOffset,
-			TagsCode: code, StoreTimestamp: rec.storeTimestamp})
+			TagsCode: code, StoreTimestamp: rec.storeTimestamp, Size: rec.size, SysFlag: rec.sysFlag})
 	}
 	if d.index != nil && (props.has(propKeys) || props.has(propUniqKey)) {
 		d.batch[d.nidx] = indexfile.Message{

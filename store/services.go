@@ -65,8 +65,12 @@ func (s *MessageStore) flushCommitLog(pages int) (int64, error) {
 	if err := s.flags.cause(flushFailed); err != nil {
 		return s.cl.FlushedOffset(), err
 	}
-	ts, end := s.cl.LastStoreTimestamp(), s.cl.MaxOffset()
+	ts, end, from := s.cl.LastStoreTimestamp(), s.cl.MaxOffset(), s.cl.FlushedOffset()
+	start := time.Now()
 	off, err := s.cl.Flush(pages)
+	if off > from {
+		s.flushLatency.Observe(time.Since(start))
+	}
 	if err != nil {
 		err = fmt.Errorf("a write to disk failed (flush of the commit log at offset %d): %w: %w; "+
 			"what was not flushed may be lost: fix the disk and reopen the store", off, ErrFlushFailed, err)

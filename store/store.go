@@ -59,6 +59,8 @@ type MessageStore struct {
 	disp     *dispatcher  // builds the ConsumeQueues and the index
 	memBytes int64        // physical memory, for the in-memory read limits
 
+	flushLatency LatencyHistogram // see FlushLatency
+
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	closed atomic.Bool

@@ -140,6 +140,14 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.Store.TimerLogFileSize = int(num(k, v))
 		case "timerFlushIntervalMs":
 			o.Store.TimerFlushInterval = time.Duration(num(k, v)) * time.Millisecond
+		case "metricsExporterType":
+			o.MetricsExporterType = v
+		case "metricsPromExporterHost":
+			o.MetricsPromExporterHost = v
+		case "metricsPromExporterPort":
+			o.MetricsPromExporterPort = int(num(k, v))
+		case "metricsLabel":
+			o.MetricsLabel = v
 		default:
 			unknown = append(unknown, k)
 		}

@@ -13,17 +13,21 @@ import (
 
 // commandLine is what the broker's flags say.
 type commandLine struct {
-	confFile   string
-	namesrv    string
-	nsListen   string
-	listen     string
-	storeDir   string
-	ip         string
-	syncFlush  bool
-	verbose    bool
-	trace      bool
-	repair     bool
-	cpuProfile string
+	confFile  string
+	namesrv   string
+	nsListen  string
+	listen    string
+	storeDir  string
+	ip        string
+	syncFlush bool
+	verbose   bool
+	trace     bool
+	repair    bool
+
+	metricsType, promHost string
+	promPort              int
+	set                   *flag.FlagSet // to tell the flags given from the defaults
+	cpuProfile            string
 }
 
 // errUsage marks a command line that does not parse: the broker exits 2.
@@ -56,6 +60,10 @@ func parseCommandLine(args []string, stderr io.Writer) (commandLine, error) {
 	fs.BoolVar(&cl.verbose, "v", false, "debug logging")
 	fs.BoolVar(&cl.trace, "traceTopicEnable", false, "create the message trace topic (msgTraceTopicName, default RMQ_SYS_TRACE_TOPIC)")
 	fs.StringVar(&cl.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until the broker stops")
+	fs.StringVar(&cl.metricsType, "metricsExporterType", "", "PROM: serve Prometheus metrics, /healthz and pprof over HTTP (default off, or metricsExporterType)")
+	fs.StringVar(&cl.promHost, "metricsPromExporterHost", "", "host of the metrics server (default brokerIP1, or metricsPromExporterHost)")
+	fs.IntVar(&cl.promPort, "metricsPromExporterPort", defaultPromExporterPort, "port of the metrics server (or metricsPromExporterPort)")
+	cl.set = fs
 	if err := fs.Parse(args); err != nil {
 		return cl, errUsage{err}
 	}
@@ -72,7 +80,7 @@ func parseCommandLine(args []string, stderr io.Writer) (commandLine, error) {
 // the one before: the NAMESRV_ADDR environment variable (getenv), the
 // broker.conf of -c, then the flags. Unknown broker.conf keys are logged.
 func (cl commandLine) options(getenv func(string) string, log *slog.Logger) (broker.Options, error) {
-	opts := broker.Options{Logger: log}
+	opts := broker.Options{Logger: log, MetricsPromExporterPort: defaultPromExporterPort}
 	if v := getenv("NAMESRV_ADDR"); v != "" {
 		opts.NamesrvAddrs = splitAddrs(v)
 	}
@@ -114,6 +122,9 @@ func (cl commandLine) options(getenv func(string) string, log *slog.Logger) (bro
 	}
 	if cl.repair {
 		opts.Store.RepairCommitLog = true
+	}
+	if cl.set != nil {
+		applyMetricsFlags(&opts, cl.set, cl.metricsType, cl.promHost, cl.promPort)
 	}
 	return opts, nil
 }

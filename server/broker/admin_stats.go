@@ -19,10 +19,12 @@ import (
 type brokerStats struct {
 	boot time.Time
 
-	puts        atomic.Int64 // messages dispatched into a ConsumeQueue
-	getFound    atomic.Int64 // pulls that found messages
-	getMiss     atomic.Int64 // pulls that found none
-	transferred atomic.Int64 // messages sent to consumers
+	puts        atomic.Int64           // messages dispatched into a ConsumeQueue
+	getFound    atomic.Int64           // pulls that found messages
+	getMiss     atomic.Int64           // pulls that found none
+	transferred atomic.Int64           // messages sent to consumers
+	in          topicsIn               // messages and bytes put per topic, for the metrics
+	putLatency  store.LatencyHistogram // of the store's puts of sends, for the metrics
 
 	groupsMu sync.RWMutex
 	groups   map[topicGroup]*groupStats // messages got per topic and group
@@ -37,7 +39,7 @@ type brokerStats struct {
 
 type topicGroup struct{ topic, group string }
 
-type groupStats struct{ got atomic.Int64 }
+type groupStats struct{ got, gotBytes atomic.Int64 }
 
 // ringSize holds 10 minutes of samples and the one before.
 const ringSize = 601
@@ -93,12 +95,16 @@ func newBrokerStats(now time.Time) *brokerStats {
 	return s
 }
 
-// arrived counts a message put, as the store's arrival listener: one
-// atomic add, no lock, no allocation.
-func (s *brokerStats) arrived(store.Arrival) { s.puts.Add(1) }
+// arrived counts a message put, as the store's arrival listener: atomic
+// adds, no lock, no allocation.
+func (s *brokerStats) arrived(a store.Arrival) {
+	s.puts.Add(1)
+	s.in.arrived(a)
+}
 
-// pulled counts a pull's outcome: n messages of topic sent to group.
-func (s *brokerStats) pulled(group, topic string, n int) {
+// pulled counts a pull's outcome: n messages of topic, size bytes in all,
+// sent to group.
+func (s *brokerStats) pulled(group, topic string, n, size int) {
 	if n == 0 {
 		s.getMiss.Add(1)
 		return
@@ -118,6 +124,7 @@ func (s *brokerStats) pulled(group, topic string, n int) {
 		s.groupsMu.Unlock()
 	}
 	g.got.Add(int64(n))
+	g.gotBytes.Add(int64(size))
 }
 
 // run samples every second until stop closes.

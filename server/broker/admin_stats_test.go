@@ -25,9 +25,9 @@ func TestBrokerStats_RatesTotalsAndDays(t *testing.T) {
 		for range 100 {
 			s.arrived(store.Arrival{})
 		}
-		s.pulled("g", "T", 10)
+		s.pulled("g", "T", 10, 1000)
 		if i%2 == 0 {
-			s.pulled("g", "T", 0)
+			s.pulled("g", "T", 0, 0)
 		}
 		now = now.Add(time.Second)
 		s.tick(now)
@@ -51,8 +51,8 @@ func TestBrokerStats_ArrivedDoesNotAllocate(t *testing.T) {
 	s := newBrokerStats(time.Now())
 	a := store.Arrival{Topic: "T"}
 	require.Zero(t, testing.AllocsPerRun(1000, func() { s.arrived(a) }))
-	s.pulled("g", "T", 1)
-	require.Zero(t, testing.AllocsPerRun(1000, func() { s.pulled("g", "T", 3) }))
+	s.pulled("g", "T", 1, 100)
+	require.Zero(t, testing.AllocsPerRun(1000, func() { s.pulled("g", "T", 3, 300) }))
 }
 
 // BenchmarkBrokerStats_Arrived is the cost the put path pays for the

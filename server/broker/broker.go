@@ -14,6 +14,7 @@ import (
 
 	"github.com/rocketstore/rocketstore/server/broker/clients"
 	"github.com/rocketstore/rocketstore/server/broker/meta"
+	"github.com/rocketstore/rocketstore/server/broker/metrics"
 	"github.com/rocketstore/rocketstore/server/filter"
 	"github.com/rocketstore/rocketstore/server/namesrv"
 	"github.com/rocketstore/rocketstore/server/protocol"
@@ -39,6 +40,8 @@ type Broker struct {
 	requesters  requesters // connections of requests awaiting replies; see reply.go
 	stats       *brokerStats
 	config      *brokerConfig
+	metrics     *metrics.Server // nil unless MetricsExporterType is PROM; see broker_metrics.go
+	ready       readiness
 
 	srv      *remoting.Server
 	ln, vip  net.Listener
@@ -71,9 +74,13 @@ func New(opts Options) (*Broker, error) {
 	}
 	b := &Broker{opts: opts, log: opts.Logger, registerNow: make(chan struct{}, 1), stop: make(chan struct{}),
 		registered: make(chan struct{})}
-	if err := b.open(); err != nil {
-		return nil, errors.Join(fmt.Errorf("broker: %w", err), b.closeParts())
+	if err := b.startMetrics(); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
 	}
+	if err := b.open(); err != nil {
+		return nil, errors.Join(fmt.Errorf("broker: %w", err), b.stopMetrics(context.Background()), b.closeParts())
+	}
+	b.ready.phase.Store(phaseStarting)
 	b.wg.Go(func() { b.serve(b.ln) })
 	if b.vip != nil {
 		b.wg.Go(func() { b.serve(b.vip) })
@@ -87,6 +94,7 @@ func New(opts Options) (*Broker, error) {
 	b.wg.Go(b.registerLoop)
 	b.wg.Go(b.checkLoop)
 	b.wg.Go(func() { b.stats.run(b.stop) })
+	b.ready.phase.Store(phaseServing)
 	b.log.Info("broker started", "name", opts.BrokerName, "cluster", opts.ClusterName, "addr", b.addr,
 		"namesrv", opts.NamesrvAddrs, "store", opts.StoreDir)
 	return b, nil
@@ -260,22 +268,25 @@ func (b *Broker) registerAll() bool {
 		b.nsClient = c
 	}
 	reg := b.registration()
-	ok := false
+	ok := 0
+	var errs []error
 	for _, addr := range b.opts.NamesrvAddrs {
 		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
 		_, err := namesrv.Register(ctx, b.nsClient, addr, reg)
 		cancel()
 		if err != nil {
 			b.log.Warn("registering with the name server failed", "namesrv", addr, "err", err)
+			errs = append(errs, fmt.Errorf("%s: %w", addr, err))
 			continue
 		}
-		ok = true
+		ok++
 	}
-	if ok && !b.registeredOnce {
+	b.noteRegistration(ok, errs)
+	if ok > 0 && !b.registeredOnce {
 		b.registeredOnce = true
 		close(b.registered)
 	}
-	return ok
+	return ok > 0
 }
 
 // Shutdown stops accepting requests, answers held pulls, waits for requests
@@ -283,10 +294,12 @@ func (b *Broker) registerAll() bool {
 // it and removing its abort file).
 func (b *Broker) Shutdown(ctx context.Context) error {
 	b.closeOnce.Do(func() {
+		b.ready.phase.Store(phaseStopping)
 		close(b.stop)
 		b.hold.close()
 		err := b.srv.Shutdown(ctx)
 		b.wg.Wait()
+		err = errors.Join(err, b.stopMetrics(ctx))
 		if b.nsClient != nil {
 			for _, addr := range b.opts.NamesrvAddrs {
 				uctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

@@ -26,4 +26,10 @@
 // (GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY). The counters
 // behind the runtime info cost the put path one atomic add (the store's
 // arrival listener); a ticker samples them once a second for the rates.
+//
+// With MetricsExporterType "PROM" the broker serves Prometheus metrics under
+// RocketMQ 5's names, /healthz and pprof over HTTP (package metrics, fed by
+// broker_metrics.go); per-topic in-counting adds two atomic adds on the
+// arrival listener (stats_topics.go), and the sends' put latency two clock
+// reads in the send processor.
 package broker

@@ -73,6 +73,21 @@ type Options struct {
 	// MsgTraceTopicName is the trace topic (msgTraceTopicName); "" means
 	// RMQ_SYS_TRACE_TOPIC.
 	MsgTraceTopicName string
+	// MetricsExporterType turns the metrics exporter on
+	// (metricsExporterType): "PROM" serves Prometheus metrics, /healthz and
+	// net/http/pprof over HTTP on MetricsPromExporterHost and
+	// MetricsPromExporterPort; "" or "DISABLE" serves none. RocketMQ's
+	// OTLP_GRPC and LOG exporters are not offered.
+	MetricsExporterType string
+	// MetricsPromExporterHost is the metrics server's host
+	// (metricsPromExporterHost); "" means BrokerIP1, as in RocketMQ.
+	MetricsPromExporterHost string
+	// MetricsPromExporterPort is its port (metricsPromExporterPort); 0
+	// picks a free one (cmd/broker defaults to RocketMQ's 5557).
+	MetricsPromExporterPort int
+	// MetricsLabel adds labels to every metric (metricsLabel):
+	// "key:value,key:value".
+	MetricsLabel string
 	// Logger receives the broker's logs; nil discards.
 	Logger *slog.Logger
 }
@@ -133,5 +148,6 @@ func (o Options) validate() error {
 	if o.BrokerID < 0 {
 		errs = append(errs, fmt.Errorf("BrokerID %d is negative", o.BrokerID))
 	}
+	errs = append(errs, o.validateMetrics()...)
 	return errors.Join(errs...)
 }

@@ -104,7 +104,7 @@ func (b *Broker) pull(p *pullRequest, allowSuspend bool) *remoting.Command {
 			res.Release()
 		}
 	}()
-	b.stats.pulled(p.group, p.topic, len(res.Messages))
+	b.stats.pulled(p.group, p.topic, len(res.Messages), res.BufferTotalSize)
 	code, remark := remoting.Success, ""
 	switch res.Status {
 	case store.Found:

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/message"
@@ -82,10 +83,12 @@ func (b *Broker) processSend(_ context.Context, req *remoting.Request) *remoting
 	if isPrepared(m.SysFlag, m.Properties) {
 		toHalf(&m)
 	}
+	start := time.Now()
 	res, err := b.store.PutMessage(&m)
 	if err != nil {
 		return putError(err)
 	}
+	b.stats.putLatency.Observe(time.Since(start))
 	return b.sendResponse(res, message.OffsetMsgID(b.host, res.WroteOffset), queueID)
 }
 
@@ -200,10 +203,12 @@ func (b *Broker) sendBatch(req *remoting.Request, base message.Message) *remotin
 	if len(msgs) == 0 {
 		return errResponse(remoting.MessageIllegal, "the batch is empty")
 	}
+	start := time.Now()
 	res, err := b.store.PutMessages(msgs)
 	if err != nil {
 		return putError(err)
 	}
+	b.stats.putLatency.Observe(time.Since(start))
 	ids := make([]string, len(msgs))
 	for i, m := range msgs {
 		ids[i] = message.OffsetMsgID(b.host, m.PhysicalOffset)
