@@ -9,14 +9,14 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 15m ./...
 	# the official client's pull and orderly consumers race with themselves: these run without -race
-	$(GO) test -timeout 5m -run 'TestE2E_PullConsumer|TestE2E_OrderlyConsumer' ./e2e/
+	$(GO) test -timeout 5m -run 'TestE2E_PullConsumer|TestE2E_OrderlyConsumer|TestE2E_SQL92PullConsumer|TestE2E_SQL92LitePullConsumer' ./e2e/
 
 ## bench: the CommitLog append benchmarks against their ceiling, then the
 ## store's, in one run (-p 1: one package at a time)
 bench:
 	$(GO) test -p 1 -run '^$$' -bench 'BenchmarkAppend|BenchmarkCeiling|BenchmarkPutMessage$$|BenchmarkGetMessage' -benchmem -benchtime $(BENCHTIME) ./commitlog/ ./store/
 
-## build: compile every package, and the commands into ./bin
+## build: compile every package, and the commands (broker, namesrv, mqadmin) into ./bin
 build:
 	$(GO) build ./...
 	$(GO) build -o bin/ ./cmd/...
@@ -30,6 +30,7 @@ run: build
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./message/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./server/remoting/
+	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 30s ./server/filter/
 
 ## bench-compare: rocketstore against the physical limits and NATS JetStream,
 ## interleaved rounds in one run; writes BENCHMARKS.md and bench/benchmarks.svg

@@ -19,7 +19,9 @@ import (
 
 func TestMain(m *testing.M) {
 	rlog.SetLogLevel("error")
-	os.Exit(m.Run())
+	code := m.Run()
+	removeMQAdminBinary()
+	os.Exit(code)
 }
 
 // system is a name server and a broker on loopback.
@@ -112,4 +114,11 @@ func (s *system) waitRoute(topic string) {
 		require.True(s.t, time.Now().Before(deadline), "no route for %s", topic)
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// restartWith changes the broker's options and restarts it.
+func (s *system) restartWith(change func(*broker.Options)) {
+	s.t.Helper()
+	change(&s.opts)
+	s.restartBroker()
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocketstore/rocketstore/message"
+	"github.com/rocketstore/rocketstore/server/broker"
 	"github.com/rocketstore/rocketstore/store"
 )
 
@@ -68,4 +71,111 @@ func TestE2E_Transactions(t *testing.T) {
 	l.mu.Lock()
 	require.Positive(t, l.checks, "the open transaction was checked back")
 	l.mu.Unlock()
+}
+
+// countingListener leaves every transaction open and records the check
+// count (TRANSACTION_CHECK_TIMES) of every check-back it gets.
+type countingListener struct {
+	mu     sync.Mutex
+	counts []string
+	topics []string
+}
+
+func (l *countingListener) ExecuteLocalTransaction(*primitive.Message) primitive.LocalTransactionState {
+	return primitive.UnkonwnState
+}
+
+func (l *countingListener) CheckLocalTransaction(m *primitive.MessageExt) primitive.LocalTransactionState {
+	l.mu.Lock()
+	l.counts = append(l.counts, m.GetProperty("TRANSACTION_CHECK_TIMES"))
+	l.topics = append(l.topics, m.Topic)
+	l.mu.Unlock()
+	return primitive.UnkonwnState
+}
+
+func (l *countingListener) snapshot() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.counts...)
+}
+
+// TestE2E_TransactionCheckCountSurvivesRestart: a transaction left open is
+// checked back with counts 1, 2; after a broker restart the count goes on
+// from there (RocketMQ keeps it in the half message, put again at each
+// check), and past transactionCheckMax (4 here) the half message is moved
+// to TRANS_CHECK_MAX_TIME_TOPIC and checked no more. The Go producer
+// heartbeats only every 30 s, so checks made after the restart may find
+// it not yet reconnected: as in RocketMQ they count all the same, and the
+// test reads them from the store.
+func TestE2E_TransactionCheckCountSurvivesRestart(t *testing.T) {
+	s := startSystem(t, store.Options{})
+	s.restartWith(func(o *broker.Options) { o.TransactionCheckMax = 4 })
+	topic := unique("TxCountTopic")
+	sendN(t, newProducer(t, s), topic, "plain", 1, nil)
+	s.waitRoute(topic)
+
+	l := &countingListener{}
+	tp, err := rocketmq.NewTransactionProducer(l, producer.WithNameServer([]string{s.nsAddr}),
+		producer.WithGroupName(unique("TPG")), producer.WithInstanceName(unique("tpi")))
+	require.NoError(t, err)
+	require.NoError(t, tp.Start())
+	defer tp.Shutdown()
+	res, err := tp.SendMessageInTransaction(context.Background(), primitive.NewMessage(topic, []byte("open")))
+	require.NoError(t, err)
+	require.Equal(t, primitive.UnkonwnState, res.State)
+
+	require.Eventually(t, func() bool { return len(l.snapshot()) >= 2 }, 30*time.Second, 20*time.Millisecond,
+		"checks so far: %v", l.snapshot())
+	require.Equal(t, []string{"1", "2"}, l.snapshot()[:2])
+	l.mu.Lock()
+	require.Equal(t, topic, l.topics[0], "the check shows the real topic")
+	l.mu.Unlock()
+	s.restartBroker()
+
+	// Past the restart: given up after the fourth check.
+	require.Eventually(t, func() bool {
+		return s.b.Store().GetMaxOffsetInQueue("TRANS_CHECK_MAX_TIME_TOPIC", 0) == 1
+	}, 30*time.Second, 20*time.Millisecond)
+	given := readQueue(t, s, "TRANS_CHECK_MAX_TIME_TOPIC")
+	require.Len(t, given, 1)
+	require.Equal(t, "open", string(given[0].Body()))
+	realTopic, _ := message.LookupProperty(given[0].Properties(), message.PropertyRealTopic)
+	require.Equal(t, topic, string(realTopic))
+	checks, _ := message.LookupProperty(given[0].Properties(), message.PropertyTransactionCheckTimes)
+	require.Equal(t, "4", string(checks))
+
+	// The half queue holds the original and one copy per check, counting
+	// on across the restart: 1, 2, 3, 4, never starting over.
+	var seq []string
+	for _, rec := range readQueue(t, s, message.TopicTransHalf) {
+		v, _ := message.LookupProperty(rec.Properties(), message.PropertyTransactionCheckTimes)
+		seq = append(seq, string(v))
+	}
+	require.Equal(t, []string{"", "1", "2", "3", "4"}, seq)
+	for i, c := range l.snapshot() {
+		require.Equal(t, strconv.Itoa(i+1), c, "checks the producer saw: %v", l.snapshot())
+	}
+	// Checked no more: the half queue stops growing.
+	end := s.b.Store().GetMaxOffsetInQueue(message.TopicTransHalf, 0)
+	require.Never(t, func() bool { return s.b.Store().GetMaxOffsetInQueue(message.TopicTransHalf, 0) > end },
+		time.Second, 50*time.Millisecond)
+}
+
+// readQueue copies out every record of queue 0 of topic.
+func readQueue(t *testing.T, s *system, topic string) []message.Record {
+	t.Helper()
+	var out []message.Record
+	for off := int64(0); off < s.b.Store().GetMaxOffsetInQueue(topic, 0); {
+		r := s.b.Store().GetMessage("", topic, 0, off, 32, nil)
+		for _, m := range r.Messages {
+			rec, err := message.Parse(append([]byte(nil), m.Bytes()...))
+			require.NoError(t, err)
+			out = append(out, rec)
+		}
+		next := r.NextBeginOffset
+		r.Release()
+		require.Greater(t, next, off)
+		off = next
+	}
+	return out
 }

@@ -9,6 +9,16 @@ type Filter interface {
 	MatchTagsCode(tagsCode int64) bool
 }
 
+// RecordFilter is a Filter that also decides from the stored record, once
+// it has been read (RocketMQ's MessageFilter.isMatchedByCommitLog): SQL92
+// property filters. GetMessage calls MatchRecord only for units that
+// passed MatchTagsCode; rec is the whole record, aliasing the mapped
+// CommitLog, valid only during the call.
+type RecordFilter interface {
+	Filter
+	MatchRecord(rec []byte) bool
+}
+
 // TagFilter matches messages whose tag is one of a set, by tag hash code,
 // as a consumer's subscription "TagA || TagB" does. Messages without a tag
 // have code 0 and match only if "" is in the set.

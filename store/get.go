@@ -100,6 +100,7 @@ func (s *MessageStore) readQueue(r *GetResult, q *consumequeue.Queue, offset int
 	r.Status = NoMatchedMessage
 	index := offset
 	scanned := int64(0)
+	rf, _ := filter.(RecordFilter)
 	for scanned < maxScan && index < r.MaxOffset {
 		n, err := q.Read(index, units[:min(int64(unitsPerRead), maxScan-scanned)])
 		if err != nil || n == 0 {
@@ -133,6 +134,9 @@ func (s *MessageStore) readQueue(r *GetResult, q *consumequeue.Queue, offset int
 					r.Status = MessageWasRemoving
 				}
 				nextPhyFileStart = u.Offset + fileSize - u.Offset%fileSize
+				continue
+			}
+			if rf != nil && !rf.MatchRecord(m.Bytes()) {
 				continue
 			}
 			r.Messages = append(r.Messages, m)

@@ -472,3 +472,32 @@ func TestStore_IndexFailure_DispatchStopsThenRecovers(t *testing.T) {
 		q.Release()
 	}
 }
+
+// keysFilter is a RecordFilter passing TagA records whose KEYS property is
+// one of a set.
+type keysFilter struct{ keys map[string]bool }
+
+func (f keysFilter) MatchTagsCode(code int64) bool { return code == message.TagsCode("TagA") }
+
+func (f keysFilter) MatchRecord(rec []byte) bool {
+	r, err := message.Parse(rec)
+	if err != nil {
+		return false
+	}
+	k, _ := message.LookupProperty(r.Properties(), message.PropertyKeys)
+	return f.keys[string(k)]
+}
+
+func TestStore_RecordFilter(t *testing.T) {
+	s := openTestStore(t, t.TempDir(), smallOptions())
+	for i, tk := range [][2]string{{"TagA", "k1"}, {"TagA", "k2"}, {"TagB", "k1"}, {"TagA", "k3"}, {"TagA", "k1"}} {
+		mustPut(t, s, msg("TopicR", 0, fmt.Sprint(i), tk[0], tk[1]))
+	}
+	waitDispatched(t, s)
+	f := keysFilter{map[string]bool{"k1": true, "k3": true}}
+	require.Equal(t, []string{"0", "3", "4"}, bodies(t, s.GetMessage("g", "TopicR", 0, 0, 32, f)))
+	r := s.GetMessage("g", "TopicR", 0, 1, 2, keysFilter{map[string]bool{"none": true}})
+	require.Equal(t, NoMatchedMessage, r.Status, "records read but none passed")
+	require.Equal(t, int64(5), r.NextBeginOffset)
+	r.Release()
+}

@@ -104,12 +104,26 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.Store.TransientStorePool = boolean(k, v)
 		case "messageDelayLevel":
 			o.Store.MessageDelayLevel = v
+		case "transactionCheckMax":
+			o.TransactionCheckMax = int(num(k, v))
+		case "transactionCheckInterval":
+			o.TransactionCheckInterval = time.Duration(num(k, v)) * time.Millisecond
+		case "transactionTimeOut":
+			o.TransactionTimeout = time.Duration(num(k, v)) * time.Millisecond
+		case "litePullMessageEnable":
+			o.DisableLitePullMessage = !boolean(k, v)
+		case "enablePropertyFilter":
+			o.DisablePropertyFilter = !boolean(k, v)
 		case "messageIndexEnable":
 			o.Store.DisableIndex = !boolean(k, v)
 		case "maxHashSlotNum":
 			o.Store.IndexHashSlots = int(num(k, v))
 		case "maxIndexNum":
 			o.Store.IndexMaxEntries = int(num(k, v))
+		case "traceTopicEnable":
+			o.TraceTopicEnable = boolean(k, v)
+		case "msgTraceTopicName":
+			o.MsgTraceTopicName = v
 		default:
 			unknown = append(unknown, k)
 		}

@@ -63,3 +63,14 @@ func TestApplyProperties_Errors(t *testing.T) {
 	_, err := parseProperties(strings.NewReader("no separator here"))
 	require.Error(t, err)
 }
+
+func TestApplyProperties_Trace(t *testing.T) {
+	props, err := parseProperties(strings.NewReader("traceTopicEnable=true\nmsgTraceTopicName=MyTrace\n"))
+	require.NoError(t, err)
+	var o broker.Options
+	unknown, err := applyProperties(&o, props)
+	require.NoError(t, err)
+	require.Empty(t, unknown)
+	require.True(t, o.TraceTopicEnable)
+	require.Equal(t, "MyTrace", o.MsgTraceTopicName)
+}

@@ -41,6 +41,7 @@ func run() error {
 		ip         = flag.String("brokerIP1", "", "address registered for clients (default 127.0.0.1)")
 		syncFlush  = flag.Bool("syncFlush", false, "acknowledge sends only once flushed (flushDiskType=SYNC_FLUSH)")
 		verbose    = flag.Bool("v", false, "debug logging")
+		trace      = flag.Bool("traceTopicEnable", false, "create the message trace topic (msgTraceTopicName, default RMQ_SYS_TRACE_TOPIC)")
 		cpuProfile = flag.String("cpuprofile", "", "write a CPU profile to this file until the broker stops")
 	)
 	flag.Parse()
@@ -96,6 +97,9 @@ func run() error {
 	}
 	if *syncFlush {
 		opts.Store.FlushDiskType = store.SyncFlush
+	}
+	if *trace {
+		opts.TraceTopicEnable = true
 	}
 
 	// Catch signals from the start: a stop asked for during start-up is

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/rocketstore/rocketstore/message"
-	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
 )
@@ -13,11 +13,11 @@ import (
 func (b *Broker) processUpdateAndCreateTopic(_ context.Context, req *remoting.Request) *remoting.Command {
 	h := newHeader(req.Command)
 	h.require("topic")
-	cfg := namesrv.TopicConfig{
+	cfg := protocol.TopicConfig{
 		TopicName:       h.str("topic"),
 		ReadQueueNums:   int(h.int32("readQueueNums", 16)),
 		WriteQueueNums:  int(h.int32("writeQueueNums", 16)),
-		Perm:            int(h.int32("perm", namesrv.PermRead|namesrv.PermWrite)),
+		Perm:            int(h.int32("perm", protocol.PermRead|protocol.PermWrite)),
 		TopicFilterType: h.str("topicFilterType"),
 		TopicSysFlag:    int(h.int32("topicSysFlag", 0)),
 		Order:           h.bool("order"),
@@ -95,5 +95,7 @@ func (b *Broker) registerProcessors() {
 	s.RegisterFunc(remoting.EndTransaction, b.processEndTransaction)
 	s.RegisterFunc(remoting.LockBatchMQ, b.processLockBatch)
 	s.RegisterFunc(remoting.UnlockBatchMQ, b.processLockBatch)
+	b.registerAdminProcessors()
 	b.clients.Register(s)
+	b.registerSemantics()
 }

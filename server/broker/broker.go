@@ -14,7 +14,9 @@ import (
 
 	"github.com/rocketstore/rocketstore/server/broker/clients"
 	"github.com/rocketstore/rocketstore/server/broker/meta"
+	"github.com/rocketstore/rocketstore/server/filter"
 	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
 )
@@ -24,14 +26,19 @@ type Broker struct {
 	opts Options
 	log  *slog.Logger
 
-	store   *store.MessageStore
-	topics  *meta.Topics
-	offsets *meta.Offsets
-	groups  *meta.SubscriptionGroups
-	clients *clients.Manager
-	hold    *holdService
-	locks   *queueLocks
-	tx      *txState
+	store       *store.MessageStore
+	topics      *meta.Topics
+	offsets     *meta.Offsets
+	groups      *meta.SubscriptionGroups
+	clients     *clients.Manager
+	hold        *holdService
+	locks       *queueLocks
+	tx          *txState
+	filters     *filter.Cache // compiled SQL92 expressions of pulls; see filterCache
+	filtersOnce sync.Once
+	requesters  requesters // connections of requests awaiting replies; see reply.go
+	stats       *brokerStats
+	config      *brokerConfig
 
 	srv      *remoting.Server
 	ln, vip  net.Listener
@@ -63,6 +70,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	b.wg.Go(b.registerLoop)
 	b.wg.Go(b.checkLoop)
+	b.wg.Go(func() { b.stats.run(b.stop) })
 	b.log.Info("broker started", "name", opts.BrokerName, "cluster", opts.ClusterName, "addr", b.addr,
 		"namesrv", opts.NamesrvAddrs, "store", opts.StoreDir)
 	return b, nil
@@ -123,6 +131,14 @@ func (b *Broker) open() error {
 	b.locks = newQueueLocks()
 	b.tx = newTxState()
 	b.store.AddArrivalListener(b.hold.arrived)
+	b.stats = newBrokerStats(time.Now())
+	b.store.AddArrivalListener(b.stats.arrived)
+	b.config = newBrokerConfig(b.opts)
+	if b.opts.TraceTopicEnable {
+		if err := b.ensureTraceTopic(b.opts.MsgTraceTopicName); err != nil {
+			return err
+		}
+	}
 	b.registerProcessors()
 	return nil
 }
@@ -162,7 +178,7 @@ func (b *Broker) consumerHeartbeat(cd *clients.ConsumerData) (bool, error) {
 	}
 	retry := "%RETRY%" + cd.GroupName
 	if _, ok := b.topics.Get(retry); !ok {
-		if _, err := b.topics.CreateInSendMessageBack(retry, max(cfg.RetryQueueNums, 1), namesrv.PermRead|namesrv.PermWrite, 0); err != nil {
+		if _, err := b.topics.CreateInSendMessageBack(retry, max(cfg.RetryQueueNums, 1), protocol.PermRead|protocol.PermWrite, 0); err != nil {
 			b.log.Warn("creating a retry topic failed", "topic", retry, "err", err)
 		}
 		b.triggerRegister()

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocketstore/rocketstore/internal/fastjson"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -92,13 +93,23 @@ func (b *Broker) processLockBatch(_ context.Context, req *remoting.Request) *rem
 		return remoting.NewResponse(remoting.Success, "")
 	}
 	held := b.locks.tryLock(body.ConsumerGroup, body.ClientID, body.MQSet)
-	out, err := json.Marshal(struct {
-		LockOKMQSet []messageQueue `json:"lockOKMQSet"`
-	}{held})
-	if err != nil {
-		return errResponse(remoting.SystemError, "%v", err)
+	w := fastjson.NewWriter(nil, false)
+	w.BeginObject()
+	w.Key("lockOKMQSet")
+	w.BeginArray()
+	for _, q := range held {
+		w.BeginObject()
+		w.Key("brokerName")
+		w.String(q.BrokerName)
+		w.Key("queueId")
+		w.Int(int64(q.QueueID))
+		w.Key("topic")
+		w.String(q.Topic)
+		w.End()
 	}
+	w.End()
+	w.End()
 	resp := remoting.NewResponse(remoting.Success, "")
-	resp.Body = out
+	resp.Body = w.Bytes()
 	return resp
 }

@@ -51,6 +51,23 @@ type Options struct {
 	// TransactionTimeout is how old a half message must be before it is
 	// checked back; 0 means 6 s (transactionTimeOut).
 	TransactionTimeout time.Duration
+	// DisableLitePullMessage refuses LITE_PULL_MESSAGE with NO_PERMISSION
+	// (litePullMessageEnable=false).
+	DisableLitePullMessage bool
+	// TransactionCheckMax is how often a half message is checked back
+	// before it is given up into TRANS_CHECK_MAX_TIME_TOPIC; 0 means 15
+	// (transactionCheckMax).
+	TransactionCheckMax int
+	// DisablePropertyFilter refuses SQL92 subscriptions
+	// (enablePropertyFilter=false). Property filters are on by default
+	// here; RocketMQ's enablePropertyFilter defaults to false.
+	DisablePropertyFilter bool
+	// TraceTopicEnable creates the message trace topic MsgTraceTopicName
+	// at start (traceTopicEnable), so clients' message trace works.
+	TraceTopicEnable bool
+	// MsgTraceTopicName is the trace topic (msgTraceTopicName); "" means
+	// RMQ_SYS_TRACE_TOPIC.
+	MsgTraceTopicName string
 	// Logger receives the broker's logs; nil discards.
 	Logger *slog.Logger
 }
@@ -85,6 +102,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TransactionTimeout == 0 {
 		o.TransactionTimeout = 6 * time.Second
+	}
+	if o.TransactionCheckMax == 0 {
+		o.TransactionCheckMax = 15
+	}
+	if o.MsgTraceTopicName == "" {
+		o.MsgTraceTopicName = DefaultTraceTopic
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/server/broker/clients"
-	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
 )
@@ -83,7 +83,7 @@ func (b *Broker) pull(p *pullRequest, allowSuspend bool) *remoting.Command {
 	if !ok {
 		return errResponse(remoting.TopicNotExist, "topic[%s] not exist, apply first please!", p.topic)
 	}
-	if cfg.Perm&namesrv.PermRead == 0 {
+	if cfg.Perm&protocol.PermRead == 0 {
 		return errResponse(remoting.NoPermission, "the topic[%s] pulling message is forbidden", p.topic)
 	}
 	if p.queueID < 0 || int(p.queueID) >= cfg.ReadQueueNums {
@@ -98,6 +98,7 @@ func (b *Broker) pull(p *pullRequest, allowSuspend bool) *remoting.Command {
 
 	res := b.store.GetMessage(p.group, p.topic, p.queueID, p.offset, p.maxMsgNums, p.filter)
 	defer res.Release()
+	b.stats.pulled(p.group, p.topic, len(res.Messages))
 	code, remark := remoting.Success, ""
 	switch res.Status {
 	case store.Found:
@@ -144,11 +145,7 @@ func (b *Broker) pull(p *pullRequest, allowSuspend bool) *remoting.Command {
 // consumers send none, from the group's heartbeat.
 func (b *Broker) pullFilter(p *pullRequest) *remoting.Command {
 	if p.sysFlag&pullSubscription != 0 {
-		if p.expressionType != "" && p.expressionType != "TAG" {
-			return errResponse(remoting.SubscriptionParseFailed, "expression type %s is not supported; use TAG", p.expressionType)
-		}
-		p.filter = tagFilter(p.subscription)
-		return nil
+		return b.requestFilter(p)
 	}
 	g, ok := b.clients.Group(p.group)
 	if !ok {
@@ -163,6 +160,9 @@ func (b *Broker) pullFilter(p *pullRequest) *remoting.Command {
 	}
 	if sub.SubVersion < p.subVersion {
 		return errResponse(remoting.SubscriptionNotLatest, "the consumer's subscription not latest")
+	}
+	if !isTagType(sub.ExpressionType) {
+		return b.subscriptionFilterSQL(p, sub)
 	}
 	if !sub.MatchesAll() {
 		p.filter = subscriptionFilter{sub}

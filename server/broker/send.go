@@ -13,7 +13,7 @@ import (
 
 	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/message"
-	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
 )
@@ -52,7 +52,7 @@ func (b *Broker) processSend(_ context.Context, req *remoting.Request) *remoting
 		// Too many retries: to the group's dead-letter queue (handleRetryAndDLQ).
 		group := strings.TrimPrefix(topic, message.RetryTopicPrefix)
 		dlq := message.DLQTopicPrefix + group
-		if _, err := b.topics.CreateInSendMessageBack(dlq, 1, namesrv.PermRead|namesrv.PermWrite, 0); err != nil {
+		if _, err := b.topics.CreateInSendMessageBack(dlq, 1, protocol.PermRead|protocol.PermWrite, 0); err != nil {
 			return errResponse(remoting.SystemError, "topic[%s] not exist", dlq)
 		}
 		b.triggerRegister()
@@ -74,6 +74,7 @@ func (b *Broker) processSend(_ context.Context, req *remoting.Request) *remoting
 	m := base
 	m.Body = req.Body
 	m.Properties = b.withBrokerProperties(h.str("properties"))
+	b.noteRequester(m.Properties, req.Conn)
 	if isPrepared(m.SysFlag, m.Properties) {
 		toHalf(&m)
 	}
@@ -85,9 +86,9 @@ func (b *Broker) processSend(_ context.Context, req *remoting.Request) *remoting
 }
 
 // topicForSend finds or auto-creates the topic of a send (msgCheck).
-func (b *Broker) topicForSend(topic, defaultTopic string, queueNums int, sysFlag int32) (namesrv.TopicConfig, *remoting.Command) {
+func (b *Broker) topicForSend(topic, defaultTopic string, queueNums int, sysFlag int32) (protocol.TopicConfig, *remoting.Command) {
 	if cfg, ok := b.topics.Get(topic); ok {
-		if cfg.Perm&namesrv.PermWrite == 0 {
+		if cfg.Perm&protocol.PermWrite == 0 {
 			return cfg, errResponse(remoting.NoPermission, "the topic[%s] sending message is forbidden", topic)
 		}
 		return cfg, nil
@@ -98,7 +99,7 @@ func (b *Broker) topicForSend(topic, defaultTopic string, queueNums int, sysFlag
 	cfg, created, err := b.topics.CreateInSendMessage(topic, defaultTopic, queueNums, int(sysFlag))
 	if err != nil || !created && cfg.TopicName == "" {
 		if strings.HasPrefix(topic, message.RetryTopicPrefix) {
-			if cfg, err = b.topics.CreateInSendMessageBack(topic, 1, namesrv.PermRead|namesrv.PermWrite, 0); err == nil {
+			if cfg, err = b.topics.CreateInSendMessageBack(topic, 1, protocol.PermRead|protocol.PermWrite, 0); err == nil {
 				b.triggerRegister()
 				return cfg, nil
 			}

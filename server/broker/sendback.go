@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/rocketstore/rocketstore/message"
-	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -61,7 +61,7 @@ func (b *Broker) processSendBack(_ context.Context, req *remoting.Request) *remo
 		delayLevel = 3 + m.ReconsumeTimes
 	}
 	if _, ok := b.topics.Get(topic); !ok {
-		if _, err := b.topics.CreateInSendMessageBack(topic, queues, namesrv.PermRead|namesrv.PermWrite, 0); err != nil {
+		if _, err := b.topics.CreateInSendMessageBack(topic, queues, protocol.PermRead|protocol.PermWrite, 0); err != nil {
 			return errResponse(remoting.SystemError, "topic[%s] not exist", topic)
 		}
 		b.triggerRegister()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/rocketstore/rocketstore/message"
 	"github.com/rocketstore/rocketstore/server/remoting"
@@ -17,11 +16,7 @@ import (
 // an "op" record in RMQ_SYS_TRANS_OP_HALF_TOPIC (body: the half's queue
 // offset, tag "d") marks it done. Halves left open longer than
 // TransactionTimeout are checked back with their producer group
-// (CHECK_TRANSACTION_STATE), at most transactionCheckMax times.
-
-// transactionCheckMax is transactionCheckMax: checks before a half is
-// given up.
-const transactionCheckMax = 15
+// (CHECK_TRANSACTION_STATE); see txcheck.go.
 
 // toHalf rewrites a prepared message into its half message.
 func toHalf(m *message.Message) {
@@ -39,16 +34,16 @@ func isPrepared(sysFlag int32, props string) bool {
 	return sysFlag&message.TxMask == message.TxPrepared && v == "true"
 }
 
-// txState is what the broker knows of open halves.
+// txState is what the broker knows of halves: the queue offsets of those
+// ended (read back from the op records after a restart).
 type txState struct {
 	mu       sync.Mutex // guards all below
 	resolved map[int64]bool
-	checks   map[int64]int
 	loaded   bool
 }
 
 func newTxState() *txState {
-	return &txState{resolved: map[int64]bool{}, checks: map[int64]int{}}
+	return &txState{resolved: map[int64]bool{}}
 }
 
 // processEndTransaction handles END_TRANSACTION (37): commit (8) or roll
@@ -78,7 +73,8 @@ func (b *Broker) processEndTransaction(_ context.Context, req *remoting.Request)
 	if pg, _ := message.LookupProperty(half.Properties, message.PropertyProducerGroup); pg != group {
 		return errResponse(remoting.SystemError, "The producer group wrong")
 	}
-	if b.tx.isResolved(tableOffset) {
+	b.loadResolved()
+	if b.halfResolved(tableOffset, half.Properties) {
 		return remoting.NewResponse(remoting.Success, "") // already ended
 	}
 	if kind == message.TxCommit {
@@ -91,6 +87,8 @@ func (b *Broker) processEndTransaction(_ context.Context, req *remoting.Request)
 		delete(props, message.PropertyRealTopic)
 		delete(props, message.PropertyRealQueueID)
 		delete(props, message.PropertyTransactionPrepared)
+		delete(props, message.PropertyTransactionCheckTimes)
+		delete(props, message.PropertyTransactionPreparedQueueOffset)
 		final := &message.Message{
 			Topic:                     topic,
 			QueueID:                   int32(qid),
@@ -126,7 +124,6 @@ func (b *Broker) markHalfDone(tableOffset int64) error {
 	}
 	b.tx.mu.Lock()
 	b.tx.resolved[tableOffset] = true
-	delete(b.tx.checks, tableOffset)
 	b.tx.mu.Unlock()
 	return nil
 }
@@ -161,79 +158,5 @@ func (b *Broker) loadResolved() {
 			break
 		}
 		off = next
-	}
-}
-
-// checkLoop asks producers about halves left open too long.
-func (b *Broker) checkLoop() {
-	t := time.NewTicker(b.opts.TransactionCheckInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-			b.checkHalves()
-		}
-	}
-}
-
-func (b *Broker) checkHalves() {
-	b.loadResolved()
-	st := b.store
-	now := time.Now().UnixMilli()
-	max := st.GetMaxOffsetInQueue(message.TopicTransHalf, 0)
-	for off := st.GetMinOffsetInQueue(message.TopicTransHalf, 0); off < max; off++ {
-		if b.tx.isResolved(off) {
-			continue
-		}
-		phy, err := st.GetCommitLogOffsetInQueue(message.TopicTransHalf, 0, off)
-		if err != nil {
-			continue
-		}
-		rec, sl, err := st.LookMessageByOffset(phy)
-		if err != nil {
-			continue
-		}
-		if now-rec.StoreTimestamp() < b.opts.TransactionTimeout.Milliseconds() {
-			sl.Release()
-			break // later halves are newer
-		}
-		body := append([]byte(nil), rec...)
-		props := string(rec.Properties())
-		sl.Release()
-		b.tx.mu.Lock()
-		b.tx.checks[off]++
-		n := b.tx.checks[off]
-		b.tx.mu.Unlock()
-		if n > transactionCheckMax {
-			b.log.Warn("giving up a transaction after too many checks", "tranStateTableOffset", off)
-			if err := b.markHalfDone(off); err != nil {
-				b.log.Warn("marking a transaction done failed", "err", err)
-			}
-			continue
-		}
-		group, _ := message.LookupProperty(props, message.PropertyProducerGroup)
-		conn, ok := b.clients.ProducerConn(group)
-		if !ok {
-			continue
-		}
-		uniq, _ := message.LookupProperty(props, message.PropertyUniqClientMessageIDKeyIndex)
-		txID, ok := message.LookupProperty(props, message.PropertyTransactionID)
-		if !ok {
-			txID = uniq
-		}
-		req := remoting.NewRequest(remoting.CheckTransactionState, map[string]string{
-			"tranStateTableOffset": strconv.FormatInt(off, 10),
-			"commitLogOffset":      strconv.FormatInt(phy, 10),
-			"msgId":                uniq,
-			"transactionId":        txID,
-			"offsetMsgId":          message.OffsetMsgID(b.host, phy),
-		}, body)
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		if err := conn.InvokeOneway(ctx, req); err != nil {
-			b.log.Debug("transaction check failed", "group", group, "err", err)
-		}
-		cancel()
 	}
 }

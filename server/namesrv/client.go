@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"strconv"
 
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -28,7 +29,7 @@ func (e *ResponseError) Error() string {
 // RegisterRequest returns the REGISTER_BROKER request for r, as a Java
 // 4.9 broker sends it: plain JSON body with its CRC32 in the header.
 func RegisterRequest(r *BrokerRegistration) *remoting.Command {
-	body := EncodeRegisterBrokerBody(&RegisterBrokerBody{
+	body := EncodeRegisterBrokerBody(&protocol.RegisterBrokerBody{
 		FilterServerList:            r.FilterServerList,
 		TopicConfigSerializeWrapper: r.Topics,
 	})
@@ -86,14 +87,14 @@ func Unregister(ctx context.Context, c *remoting.Client, addr, cluster, brokerNa
 
 // GetRoute asks the name server at addr for a topic's route. An unknown
 // topic gives an error wrapping ErrTopicNotExist.
-func GetRoute(ctx context.Context, c *remoting.Client, addr, topic string) (*TopicRouteData, error) {
+func GetRoute(ctx context.Context, c *remoting.Client, addr, topic string) (*protocol.TopicRouteData, error) {
 	resp, err := c.Invoke(ctx, addr, remoting.NewRequest(remoting.GetRouteInfoByTopic, map[string]string{"topic": topic}, nil))
 	if err != nil {
 		return nil, err
 	}
 	switch resp.Code {
 	case remoting.Success:
-		return DecodeTopicRouteData(resp.Body)
+		return protocol.DecodeTopicRouteData(resp.Body)
 	case remoting.TopicNotExist:
 		return nil, fmt.Errorf("%w: %s: %s", ErrTopicNotExist, topic, resp.Remark)
 	}

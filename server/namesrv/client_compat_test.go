@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -38,13 +39,13 @@ func register(t *testing.T, nsAddr string, broker, addr string, topics map[strin
 	c, err := remoting.NewClient(remoting.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() }) // closing drops the broker: keep it open
-	w := namesrv.TopicConfigSerializeWrapper{DataVersion: namesrv.DataVersion{Counter: 1, Timestamp: 1}, TopicConfigTable: map[string]namesrv.TopicConfig{}}
+	w := protocol.TopicConfigSerializeWrapper{DataVersion: protocol.DataVersion{Counter: 1, Timestamp: 1}, TopicConfigTable: map[string]protocol.TopicConfig{}}
 	for name, n := range topics {
-		perm := namesrv.PermRead | namesrv.PermWrite
+		perm := protocol.PermRead | protocol.PermWrite
 		if name == "TBW102" {
-			perm |= namesrv.PermInherit
+			perm |= protocol.PermInherit
 		}
-		w.TopicConfigTable[name] = namesrv.TopicConfig{TopicName: name, ReadQueueNums: n, WriteQueueNums: n, Perm: perm, TopicFilterType: "SINGLE_TAG"}
+		w.TopicConfigTable[name] = protocol.TopicConfig{TopicName: name, ReadQueueNums: n, WriteQueueNums: n, Perm: perm, TopicFilterType: "SINGLE_TAG"}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -32,7 +32,8 @@
 //
 // The Go client splits brokerAddrs by hand on ',' and ':' and strips
 // quotes, so any white space would break it; both key forms work.
-// DecodeTopicRouteData and DecodeClusterInfo read both forms.
+// protocol.DecodeTopicRouteData and protocol.DecodeClusterInfo read both
+// forms.
 //
 // # REGISTER_BROKER body
 //

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -32,13 +33,13 @@ func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err = namesrv.Register(ctx, broker, l.Addr().String(), &namesrv.BrokerRegistration{
-		ClusterName: "DefaultCluster", BrokerName: "broker-a", BrokerID: namesrv.MasterID,
+		ClusterName: "DefaultCluster", BrokerName: "broker-a", BrokerID: protocol.MasterID,
 		BrokerAddr: "127.0.0.1:10911", HAServerAddr: "127.0.0.1:10912",
-		Topics: namesrv.TopicConfigSerializeWrapper{
-			DataVersion: namesrv.DataVersion{Counter: 1, Timestamp: time.Now().UnixMilli()},
-			TopicConfigTable: map[string]namesrv.TopicConfig{
+		Topics: protocol.TopicConfigSerializeWrapper{
+			DataVersion: protocol.DataVersion{Counter: 1, Timestamp: time.Now().UnixMilli()},
+			TopicConfigTable: map[string]protocol.TopicConfig{
 				"TopicTest": {TopicName: "TopicTest", ReadQueueNums: 4, WriteQueueNums: 4,
-					Perm: namesrv.PermRead | namesrv.PermWrite, TopicFilterType: "SINGLE_TAG"},
+					Perm: protocol.PermRead | protocol.PermWrite, TopicFilterType: "SINGLE_TAG"},
 			},
 		},
 	})
@@ -50,6 +51,6 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(route.BrokerDatas[0].BrokerAddrs[namesrv.MasterID], route.QueueDatas[0].WriteQueueNums)
+	fmt.Println(route.BrokerDatas[0].BrokerAddrs[protocol.MasterID], route.QueueDatas[0].WriteQueueNums)
 	// Output: 127.0.0.1:10911 4
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/server/remoting/remotingtest"
 )
@@ -38,7 +39,7 @@ func TestServer_SilentBrokerExpires(t *testing.T) {
 		reg := func(c *remoting.Client, name, addr string) {
 			_, err := namesrv.Register(ctx, c, "ns", &namesrv.BrokerRegistration{
 				ClusterName: "DefaultCluster", BrokerName: name, BrokerAddr: addr, HAServerAddr: addr,
-				Topics: namesrv.TopicConfigSerializeWrapper{TopicConfigTable: map[string]namesrv.TopicConfig{
+				Topics: protocol.TopicConfigSerializeWrapper{TopicConfigTable: map[string]protocol.TopicConfig{
 					"T": {TopicName: "T", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6},
 				}},
 			})

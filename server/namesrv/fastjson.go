@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/rocketstore/rocketstore/internal/fastjson"
+	"github.com/rocketstore/rocketstore/server/protocol"
 )
 
 // ErrBadBody: a request body does not decode.
@@ -40,19 +41,19 @@ const maxInflatedBody = 64 << 20
 // DecodeRegisterBrokerBody reads the body of REGISTER_BROKER from a broker
 // of the given MQVersion ordinal: the plain JSON form, or with compressed
 // set the deflated form Java brokers send when compressedRegister is on.
-func DecodeRegisterBrokerBody(body []byte, compressed bool, version int) (*RegisterBrokerBody, error) {
+func DecodeRegisterBrokerBody(body []byte, compressed bool, version int) (*protocol.RegisterBrokerBody, error) {
 	if body == nil {
-		return &RegisterBrokerBody{}, nil
+		return &protocol.RegisterBrokerBody{}, nil
 	}
 	if version < versionV3_0_11 {
-		var w TopicConfigSerializeWrapper
+		var w protocol.TopicConfigSerializeWrapper
 		if err := unmarshalFastJSON(body, &w); err != nil {
 			return nil, err
 		}
-		return &RegisterBrokerBody{TopicConfigSerializeWrapper: w}, nil
+		return &protocol.RegisterBrokerBody{TopicConfigSerializeWrapper: w}, nil
 	}
 	if !compressed {
-		var rb RegisterBrokerBody
+		var rb protocol.RegisterBrokerBody
 		if err := unmarshalFastJSON(body, &rb); err != nil {
 			return nil, err
 		}
@@ -74,8 +75,8 @@ func DecodeRegisterBrokerBody(body []byte, compressed bool, version int) (*Regis
 // stream: data version JSON; topic count; each topic in TopicConfig's
 // space-separated string form; filter server list JSON; from V5_0_0 a count
 // of static-topic mappings, each JSON (skipped).
-func readCompressedBody(r io.Reader, version int) (*RegisterBrokerBody, error) {
-	rb := &RegisterBrokerBody{}
+func readCompressedBody(r io.Reader, version int) (*protocol.RegisterBrokerBody, error) {
+	rb := &protocol.RegisterBrokerBody{}
 	w := &rb.TopicConfigSerializeWrapper
 	dv, err := readChunk(r)
 	if err != nil {
@@ -88,7 +89,7 @@ func readCompressedBody(r io.Reader, version int) (*RegisterBrokerBody, error) {
 	if err != nil || n < 0 {
 		return nil, fmt.Errorf("topic count %d: %w", n, err)
 	}
-	w.TopicConfigTable = make(map[string]TopicConfig, min(n, 1024))
+	w.TopicConfigTable = make(map[string]protocol.TopicConfig, min(n, 1024))
 	for range n {
 		b, err := readChunk(r)
 		if err != nil {
@@ -147,18 +148,18 @@ func readChunk(r io.Reader) ([]byte, error) {
 // parseTopicConfigString reads TopicConfig.encode()'s form: "name read
 // write perm filterType [attributesJSON]". It carries neither topicSysFlag
 // nor order.
-func parseTopicConfigString(s string) (TopicConfig, bool) {
+func parseTopicConfigString(s string) (protocol.TopicConfig, bool) {
 	f := strings.Split(s, " ")
 	if len(f) < 5 {
-		return TopicConfig{}, false
+		return protocol.TopicConfig{}, false
 	}
-	tc := TopicConfig{TopicName: f[0], TopicFilterType: f[4]}
+	tc := protocol.TopicConfig{TopicName: f[0], TopicFilterType: f[4]}
 	var err1, err2, err3 error
 	tc.ReadQueueNums, err1 = strconv.Atoi(f[1])
 	tc.WriteQueueNums, err2 = strconv.Atoi(f[2])
 	tc.Perm, err3 = strconv.Atoi(f[3])
 	if err1 != nil || err2 != nil || err3 != nil {
-		return TopicConfig{}, false
+		return protocol.TopicConfig{}, false
 	}
 	if len(f) >= 6 {
 		_ = json.Unmarshal([]byte(f[5]), &tc.Attributes) // Java ignores failures: values may hold spaces
@@ -168,17 +169,6 @@ func parseTopicConfigString(s string) (TopicConfig, bool) {
 
 // EncodeRegisterBrokerBody writes b as plain JSON, the form Java brokers
 // send by default (compressedRegister off).
-func EncodeRegisterBrokerBody(b *RegisterBrokerBody) []byte {
-	rb := *b
-	if rb.FilterServerList == nil {
-		rb.FilterServerList = []string{}
-	}
-	if rb.TopicConfigSerializeWrapper.TopicConfigTable == nil {
-		rb.TopicConfigSerializeWrapper.TopicConfigTable = map[string]TopicConfig{}
-	}
-	out, err := json.Marshal(&rb)
-	if err != nil {
-		panic(fmt.Sprintf("namesrv: encode register broker body: %v", err)) // plain data always encodes
-	}
-	return out
+func EncodeRegisterBrokerBody(b *protocol.RegisterBrokerBody) []byte {
+	return b.AppendJSON(nil)
 }

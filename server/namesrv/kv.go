@@ -1,9 +1,10 @@
 package namesrv
 
 import (
-	"encoding/json"
 	"maps"
 	"sync"
+
+	"github.com/rocketstore/rocketstore/server/protocol"
 )
 
 // NamespaceOrderTopicConfig is the KV namespace of order-topic configs
@@ -59,8 +60,5 @@ func (kv *kvConfig) list(namespace string) []byte {
 	if len(t) == 0 {
 		return nil
 	}
-	b, _ := json.Marshal(struct {
-		Table map[string]string `json:"table"`
-	}{t}) // a map of strings always encodes
-	return b
+	return (&protocol.KVTable{Table: t}).AppendJSON(nil)
 }

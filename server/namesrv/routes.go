@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -28,7 +29,7 @@ type BrokerRegistration struct {
 	// EnableActingMaster is nil for brokers older than 5.0, which do not
 	// send it.
 	EnableActingMaster *bool
-	Topics             TopicConfigSerializeWrapper
+	Topics             protocol.TopicConfigSerializeWrapper
 	// FilterServerList: nil leaves the broker's filter servers as they are.
 	FilterServerList []string
 }
@@ -49,7 +50,7 @@ type brokerAddrKey struct {
 type liveInfo struct {
 	lastUpdate   time.Time
 	timeout      time.Duration
-	dataVersion  DataVersion
+	dataVersion  protocol.DataVersion
 	conn         *remoting.Conn // may be nil (registered in-process)
 	haServerAddr string
 }
@@ -62,10 +63,10 @@ type RouteTable struct {
 	defaultTimeout time.Duration
 	log            *slog.Logger
 
-	mu            sync.RWMutex                    // guards the tables below
-	topicQueues   map[string]map[string]QueueData // topic -> broker name -> queues
-	brokers       map[string]*BrokerData          // broker name -> addresses
-	clusters      map[string]map[string]struct{}  // cluster -> broker names
+	mu            sync.RWMutex                             // guards the tables below
+	topicQueues   map[string]map[string]protocol.QueueData // topic -> broker name -> queues
+	brokers       map[string]*protocol.BrokerData          // broker name -> addresses
+	clusters      map[string]map[string]struct{}           // cluster -> broker names
 	live          map[brokerAddrKey]*liveInfo
 	filterServers map[brokerAddrKey][]string
 }
@@ -86,8 +87,8 @@ func NewRouteTable(now func() time.Time, defaultTimeout time.Duration, log *slog
 		now:            now,
 		defaultTimeout: defaultTimeout,
 		log:            log,
-		topicQueues:    make(map[string]map[string]QueueData),
-		brokers:        make(map[string]*BrokerData),
+		topicQueues:    make(map[string]map[string]protocol.QueueData),
+		brokers:        make(map[string]*protocol.BrokerData),
 		clusters:       make(map[string]map[string]struct{}),
 		live:           make(map[brokerAddrKey]*liveInfo),
 		filterServers:  make(map[brokerAddrKey][]string),
@@ -117,7 +118,7 @@ func (t *RouteTable) RegisterBroker(r *BrokerRegistration, conn *remoting.Conn) 
 	bd := t.brokers[r.BrokerName]
 	if bd == nil {
 		registerFirst = true
-		bd = &BrokerData{Cluster: r.ClusterName, BrokerName: r.BrokerName, BrokerAddrs: make(map[int64]string)}
+		bd = &protocol.BrokerData{Cluster: r.ClusterName, BrokerName: r.BrokerName, BrokerAddrs: make(map[int64]string)}
 		t.brokers[r.BrokerName] = bd
 	}
 	oldVersionBroker := r.EnableActingMaster == nil
@@ -145,14 +146,14 @@ func (t *RouteTable) RegisterBroker(r *BrokerRegistration, conn *remoting.Conn) 
 	registerFirst = registerFirst || oldAddr == ""
 
 	key := brokerAddrKey{r.ClusterName, r.BrokerAddr}
-	isMaster := r.BrokerID == MasterID
+	isMaster := r.BrokerID == protocol.MasterID
 	isPrimeSlave := !oldVersionBroker && !isMaster && r.BrokerID == minID(bd.BrokerAddrs)
 	if isMaster || isPrimeSlave {
 		changed := t.dataVersionChangedLocked(key, r.Topics.DataVersion)
 		for _, tc := range sortedTopics(r.Topics.TopicConfigTable) {
 			if registerFirst || changed || !t.hasQueueDataLocked(tc.TopicName, r.BrokerName) {
 				if isPrimeSlave && bd.EnableActingMaster {
-					tc.Perm &^= PermWrite
+					tc.Perm &^= protocol.PermWrite
 				}
 				t.updateQueueDataLocked(r.BrokerName, tc)
 			}
@@ -182,7 +183,7 @@ func (t *RouteTable) RegisterBroker(r *BrokerRegistration, conn *remoting.Conn) 
 		}
 	}
 	if !isMaster {
-		if masterAddr, ok := bd.BrokerAddrs[MasterID]; ok {
+		if masterAddr, ok := bd.BrokerAddrs[protocol.MasterID]; ok {
 			if ml := t.live[brokerAddrKey{r.ClusterName, masterAddr}]; ml != nil {
 				result.HAServerAddr = ml.haServerAddr
 				result.MasterAddr = masterAddr
@@ -192,8 +193,8 @@ func (t *RouteTable) RegisterBroker(r *BrokerRegistration, conn *remoting.Conn) 
 	return result
 }
 
-func sortedTopics(m map[string]TopicConfig) []TopicConfig {
-	out := make([]TopicConfig, 0, len(m))
+func sortedTopics(m map[string]protocol.TopicConfig) []protocol.TopicConfig {
+	out := make([]protocol.TopicConfig, 0, len(m))
 	for _, name := range slices.Sorted(maps.Keys(m)) {
 		tc := m[name]
 		if tc.TopicName == "" {
@@ -217,7 +218,7 @@ func minID(addrs map[int64]string) int64 {
 
 // dataVersionChangedLocked reports whether v differs from the data version
 // the broker at key last registered (or it never did).
-func (t *RouteTable) dataVersionChangedLocked(key brokerAddrKey, v DataVersion) bool {
+func (t *RouteTable) dataVersionChangedLocked(key brokerAddrKey, v protocol.DataVersion) bool {
 	prev := t.live[key]
 	return prev == nil || prev.dataVersion != v
 }
@@ -227,8 +228,8 @@ func (t *RouteTable) hasQueueDataLocked(topic, brokerName string) bool {
 	return ok
 }
 
-func (t *RouteTable) updateQueueDataLocked(brokerName string, tc TopicConfig) {
-	qd := QueueData{
+func (t *RouteTable) updateQueueDataLocked(brokerName string, tc protocol.TopicConfig) {
+	qd := protocol.QueueData{
 		BrokerName:     brokerName,
 		Perm:           tc.Perm,
 		ReadQueueNums:  tc.ReadQueueNums,
@@ -237,7 +238,7 @@ func (t *RouteTable) updateQueueDataLocked(brokerName string, tc TopicConfig) {
 	}
 	m := t.topicQueues[tc.TopicName]
 	if m == nil {
-		m = make(map[string]QueueData)
+		m = make(map[string]protocol.QueueData)
 		t.topicQueues[tc.TopicName] = m
 		t.log.Info("namesrv: new topic registered", "topic", tc.TopicName, "broker", brokerName)
 	} else if old, ok := m[brokerName]; ok && old != qd {
@@ -275,10 +276,10 @@ func (t *RouteTable) unregisterLocked(cluster, addr, brokerName string, brokerID
 	if len(bd.BrokerAddrs) > 0 {
 		// Reduced: with acting masters on and no master left, the queues
 		// lose write permission.
-		if bd.EnableActingMaster && minID(bd.BrokerAddrs) > MasterID {
+		if bd.EnableActingMaster && minID(bd.BrokerAddrs) > protocol.MasterID {
 			for _, m := range t.topicQueues {
 				if qd, ok := m[brokerName]; ok {
-					qd.Perm &^= PermWrite
+					qd.Perm &^= protocol.PermWrite
 					m[brokerName] = qd
 				}
 			}
@@ -371,12 +372,12 @@ func (t *RouteTable) Touch(cluster, addr string) {
 
 // BrokerDataVersion returns the data version the broker process last
 // registered, and whether it is registered.
-func (t *RouteTable) BrokerDataVersion(cluster, addr string) (DataVersion, bool) {
+func (t *RouteTable) BrokerDataVersion(cluster, addr string) (protocol.DataVersion, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	li := t.live[brokerAddrKey{cluster, addr}]
 	if li == nil {
-		return DataVersion{}, false
+		return protocol.DataVersion{}, false
 	}
 	return li.dataVersion, true
 }
@@ -385,21 +386,21 @@ func (t *RouteTable) BrokerDataVersion(cluster, addr string) (DataVersion, bool)
 // those brokers' addresses. It reports false, as Java's
 // pickupTopicRouteData returns null, unless the topic has queues and at
 // least one of their brokers is known.
-func (t *RouteTable) TopicRoute(topic string) (*TopicRouteData, bool) {
+func (t *RouteTable) TopicRoute(topic string) (*protocol.TopicRouteData, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	m := t.topicQueues[topic]
 	if len(m) == 0 {
 		return nil, false
 	}
-	r := &TopicRouteData{FilterServerTable: map[string][]string{}}
+	r := &protocol.TopicRouteData{FilterServerTable: map[string][]string{}}
 	for _, name := range slices.Sorted(maps.Keys(m)) {
 		r.QueueDatas = append(r.QueueDatas, m[name])
 		bd := t.brokers[name]
 		if bd == nil {
 			continue
 		}
-		r.BrokerDatas = append(r.BrokerDatas, bd.clone())
+		r.BrokerDatas = append(r.BrokerDatas, bd.Clone())
 		for _, addr := range bd.BrokerAddrs {
 			if fs, ok := t.filterServers[brokerAddrKey{bd.Cluster, addr}]; ok {
 				r.FilterServerTable[addr] = slices.Clone(fs)
@@ -413,15 +414,15 @@ func (t *RouteTable) TopicRoute(topic string) (*TopicRouteData, bool) {
 }
 
 // ClusterInfo returns every broker group and cluster.
-func (t *RouteTable) ClusterInfo() *ClusterInfo {
+func (t *RouteTable) ClusterInfo() *protocol.ClusterInfo {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	ci := &ClusterInfo{
-		BrokerAddrTable:  make(map[string]BrokerData, len(t.brokers)),
+	ci := &protocol.ClusterInfo{
+		BrokerAddrTable:  make(map[string]protocol.BrokerData, len(t.brokers)),
 		ClusterAddrTable: make(map[string][]string, len(t.clusters)),
 	}
 	for name, bd := range t.brokers {
-		ci.BrokerAddrTable[name] = bd.clone()
+		ci.BrokerAddrTable[name] = bd.Clone()
 	}
 	for cluster, names := range t.clusters {
 		ci.ClusterAddrTable[cluster] = slices.Sorted(maps.Keys(names))
@@ -477,7 +478,7 @@ func (t *RouteTable) DeleteTopic(topic, cluster string) {
 
 // RegisterTopic adds queues of a topic on known brokers
 // (REGISTER_TOPIC_IN_NAMESRV). Nothing is added if one broker is unknown.
-func (t *RouteTable) RegisterTopic(topic string, queues []QueueData) {
+func (t *RouteTable) RegisterTopic(topic string, queues []protocol.QueueData) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, q := range queues {
@@ -491,7 +492,7 @@ func (t *RouteTable) RegisterTopic(topic string, queues []QueueData) {
 	}
 	m := t.topicQueues[topic]
 	if m == nil {
-		m = make(map[string]QueueData, len(queues))
+		m = make(map[string]protocol.QueueData, len(queues))
 		t.topicQueues[topic] = m
 	}
 	for _, q := range queues {
@@ -513,9 +514,9 @@ func (t *RouteTable) SetWritePerm(brokerName string, allow bool) int {
 			continue
 		}
 		if allow {
-			qd.Perm = PermRead | PermWrite
+			qd.Perm = protocol.PermRead | protocol.PermWrite
 		} else {
-			qd.Perm &^= PermWrite
+			qd.Perm &^= protocol.PermWrite
 		}
 		m[brokerName] = qd
 		n++

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocketstore/rocketstore/server/protocol"
 )
 
 // fakeClock is a settable clock for RouteTable.
@@ -28,19 +30,19 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func topics(dv int64, tcs ...TopicConfig) TopicConfigSerializeWrapper {
-	w := TopicConfigSerializeWrapper{DataVersion: DataVersion{Counter: dv, Timestamp: 1}, TopicConfigTable: map[string]TopicConfig{}}
+func topics(dv int64, tcs ...protocol.TopicConfig) protocol.TopicConfigSerializeWrapper {
+	w := protocol.TopicConfigSerializeWrapper{DataVersion: protocol.DataVersion{Counter: dv, Timestamp: 1}, TopicConfigTable: map[string]protocol.TopicConfig{}}
 	for _, tc := range tcs {
 		w.TopicConfigTable[tc.TopicName] = tc
 	}
 	return w
 }
 
-func topic(name string, queues, perm int) TopicConfig {
-	return TopicConfig{TopicName: name, ReadQueueNums: queues, WriteQueueNums: queues, Perm: perm, TopicFilterType: "SINGLE_TAG"}
+func topic(name string, queues, perm int) protocol.TopicConfig {
+	return protocol.TopicConfig{TopicName: name, ReadQueueNums: queues, WriteQueueNums: queues, Perm: perm, TopicFilterType: "SINGLE_TAG"}
 }
 
-func registration(name, addr string, id int64, w TopicConfigSerializeWrapper) *BrokerRegistration {
+func registration(name, addr string, id int64, w protocol.TopicConfigSerializeWrapper) *BrokerRegistration {
 	return &BrokerRegistration{
 		ClusterName: "DefaultCluster", BrokerName: name, BrokerAddr: addr, BrokerID: id,
 		HAServerAddr: addr + "-ha", Topics: w, FilterServerList: []string{},
@@ -59,11 +61,11 @@ func TestRouteTable_RegisterLookupUnregister(t *testing.T) {
 
 	r, ok := rt.TopicRoute("TopicTest")
 	require.True(t, ok)
-	require.Equal(t, []QueueData{
+	require.Equal(t, []protocol.QueueData{
 		{BrokerName: "broker-a", Perm: 6, ReadQueueNums: 4, WriteQueueNums: 4},
 		{BrokerName: "broker-b", Perm: 6, ReadQueueNums: 2, WriteQueueNums: 2},
 	}, r.QueueDatas)
-	require.Equal(t, []BrokerData{
+	require.Equal(t, []protocol.BrokerData{
 		{BrokerAddrs: map[int64]string{0: "10.0.0.1:10911"}, BrokerName: "broker-a", Cluster: "DefaultCluster"},
 		{BrokerAddrs: map[int64]string{0: "10.0.0.2:10911"}, BrokerName: "broker-b", Cluster: "DefaultCluster"},
 	}, r.BrokerDatas)
@@ -188,15 +190,15 @@ func TestRouteTable_WritePermAndRegisterTopic(t *testing.T) {
 	rt.RegisterBroker(registration("a", "a:1", 0, topics(1, topic("T", 4, 6), topic("U", 4, 7))), nil)
 	require.Equal(t, 2, rt.SetWritePerm("a", false))
 	r, _ := rt.TopicRoute("U")
-	require.Equal(t, PermRead|PermInherit, r.QueueDatas[0].Perm)
+	require.Equal(t, protocol.PermRead|protocol.PermInherit, r.QueueDatas[0].Perm)
 	require.Equal(t, 2, rt.SetWritePerm("a", true))
 	r, _ = rt.TopicRoute("U")
-	require.Equal(t, PermRead|PermWrite, r.QueueDatas[0].Perm)
+	require.Equal(t, protocol.PermRead|protocol.PermWrite, r.QueueDatas[0].Perm)
 
-	rt.RegisterTopic("V", []QueueData{{BrokerName: "nope", Perm: 6}})
+	rt.RegisterTopic("V", []protocol.QueueData{{BrokerName: "nope", Perm: 6}})
 	_, ok := rt.TopicRoute("V")
 	require.False(t, ok)
-	rt.RegisterTopic("V", []QueueData{{BrokerName: "a", Perm: 6, ReadQueueNums: 2, WriteQueueNums: 2}})
+	rt.RegisterTopic("V", []protocol.QueueData{{BrokerName: "a", Perm: 6, ReadQueueNums: 2, WriteQueueNums: 2}})
 	r, ok = rt.TopicRoute("V")
 	require.True(t, ok)
 	require.Equal(t, 2, r.QueueDatas[0].WriteQueueNums)
@@ -210,6 +212,6 @@ func TestRouteTable_ActingMaster_PrimeSlaveLosesWrite(t *testing.T) {
 	rt.RegisterBroker(slave, nil)
 	r, ok := rt.TopicRoute("T")
 	require.True(t, ok)
-	require.Equal(t, PermRead, r.QueueDatas[0].Perm, "a prime slave acting as master is read-only")
+	require.Equal(t, protocol.PermRead, r.QueueDatas[0].Perm, "a prime slave acting as master is read-only")
 	require.True(t, r.BrokerDatas[0].EnableActingMaster)
 }

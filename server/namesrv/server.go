@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -76,6 +77,7 @@ type Server struct {
 	log    *slog.Logger
 	routes *RouteTable
 	kv     *kvConfig
+	cfg    *liveConfig
 	rs     *remoting.Server
 
 	stop    chan struct{}
@@ -100,6 +102,7 @@ func New(opts Options) (*Server, error) {
 		log:    opts.Logger,
 		routes: NewRouteTable(opts.Now, opts.BrokerTimeout, opts.Logger),
 		kv:     newKVConfig(),
+		cfg:    newLiveConfig(opts),
 		rs:     rs,
 		stop:   make(chan struct{}),
 	}
@@ -123,6 +126,7 @@ func New(opts Options) (*Server, error) {
 	} {
 		rs.RegisterFunc(code, f)
 	}
+	s.registerAdmin()
 	rs.OnClose(s.routes.ConnClosed)
 	s.scanner.Add(1)
 	go s.scanLoop()
@@ -298,7 +302,7 @@ func (s *Server) getRouteInfoByTopic(_ context.Context, req *remoting.Request) *
 		return remoting.NewResponse(remoting.TopicNotExist,
 			"No topic route info in name server for the topic: "+topic+faqSuffix)
 	}
-	if s.opts.OrderMessageEnable {
+	if s.cfg.orderMessageEnable.Load() {
 		r.OrderTopicConf, _ = s.kv.get(NamespaceOrderTopicConfig, topic)
 	}
 	quote := req.Version >= versionV4_9_4 || parseBool(req.Ext("acceptStandardJsonOnly"))
@@ -314,11 +318,11 @@ func (s *Server) getBrokerClusterInfo(context.Context, *remoting.Request) *remot
 }
 
 func (s *Server) getAllTopicList(context.Context, *remoting.Request) *remoting.Command {
-	if s.opts.DisableAllTopicList {
+	if !s.cfg.enableAllTopicList.Load() {
 		return remoting.NewResponse(remoting.SystemError, "disable")
 	}
 	resp := success()
-	resp.Body = (&TopicList{TopicList: s.routes.Topics()}).AppendJSON(nil)
+	resp.Body = (&protocol.TopicList{TopicList: s.routes.Topics()}).AppendJSON(nil)
 	return resp
 }
 
@@ -328,7 +332,7 @@ func (s *Server) getTopicsByCluster(_ context.Context, req *remoting.Request) *r
 		return bad
 	}
 	resp := success()
-	resp.Body = (&TopicList{TopicList: s.routes.TopicsOfCluster(f[0])}).AppendJSON(nil)
+	resp.Body = (&protocol.TopicList{TopicList: s.routes.TopicsOfCluster(f[0])}).AppendJSON(nil)
 	return resp
 }
 
@@ -347,7 +351,7 @@ func (s *Server) registerTopic(_ context.Context, req *remoting.Request) *remoti
 		return bad
 	}
 	if len(req.Body) > 0 {
-		r, err := DecodeTopicRouteData(req.Body)
+		r, err := protocol.DecodeTopicRouteData(req.Body)
 		if err != nil {
 			return remoting.NewResponse(remoting.SystemError, err.Error())
 		}
@@ -385,7 +389,7 @@ func (s *Server) queryDataVersion(_ context.Context, req *remoting.Request) *rem
 	if bad != nil {
 		return bad
 	}
-	var v DataVersion
+	var v protocol.DataVersion
 	if err := unmarshalFastJSON(req.Body, &v); err != nil {
 		return remoting.NewResponse(remoting.SystemError, err.Error())
 	}

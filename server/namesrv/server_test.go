@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"net"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -106,20 +109,20 @@ func TestServer_RegisterLookupUnregister(t *testing.T) {
 
 	r, err := GetRoute(ctxT(t), c, addr, "TopicTest")
 	require.NoError(t, err)
-	require.Equal(t, &TopicRouteData{
-		BrokerDatas: []BrokerData{{
+	require.Equal(t, &protocol.TopicRouteData{
+		BrokerDatas: []protocol.BrokerData{{
 			BrokerAddrs: map[int64]string{0: "127.0.0.1:10911", 1: "127.0.0.1:10921"},
 			BrokerName:  "broker-a", Cluster: "DefaultCluster",
 		}},
 		FilterServerTable: map[string][]string{},
-		QueueDatas:        []QueueData{{BrokerName: "broker-a", Perm: 6, ReadQueueNums: 4, WriteQueueNums: 4}},
+		QueueDatas:        []protocol.QueueData{{BrokerName: "broker-a", Perm: 6, ReadQueueNums: 4, WriteQueueNums: 4}},
 	}, r)
 
 	// Cluster info and the topic list.
 	resp := invoke(t, c, addr, remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil))
 	require.Equal(t, remoting.Success, resp.Code)
 	require.Contains(t, string(resp.Body), `{0:"127.0.0.1:10911",1:"127.0.0.1:10921"}`)
-	ci, err := DecodeClusterInfo(resp.Body)
+	ci, err := protocol.DecodeClusterInfo(resp.Body)
 	require.NoError(t, err)
 	require.Equal(t, []string{"broker-a"}, ci.ClusterAddrTable["DefaultCluster"])
 	resp = invoke(t, c, addr, remoting.NewRequest(remoting.GetAllTopicListFromNameServer, nil, nil))
@@ -305,4 +308,27 @@ func TestNew_ValidatesOptions(t *testing.T) {
 	_, err := New(Options{BrokerTimeout: -1, ScanInterval: -1})
 	require.ErrorContains(t, err, "BrokerTimeout")
 	require.ErrorContains(t, err, "ScanInterval")
+}
+
+// goClientBrokerAddrs parses brokerAddrs as the Go client does
+// (TopicRouteData.decode in internal/route.go): the object's text without
+// its braces, split on ',', each split at the first ':', quotes stripped.
+func goClientBrokerAddrs(t *testing.T, body string) []map[int64]string {
+	t.Helper()
+	var out []map[int64]string
+	for _, m := range regexp.MustCompile(`"brokerAddrs":(\{[^}]*\})`).FindAllStringSubmatch(body, -1) {
+		addrs := m[1]
+		got := map[int64]string{}
+		for _, s := range strings.Split(addrs[1:len(addrs)-1], ",") {
+			i := strings.Index(s, ":")
+			if i < 0 {
+				continue
+			}
+			id, err := strconv.ParseInt(strings.ReplaceAll(s[:i], `"`, ""), 10, 64)
+			require.NoError(t, err)
+			got[id] = strings.ReplaceAll(s[i+1:], `"`, "")
+		}
+		out = append(out, got)
+	}
+	return out
 }

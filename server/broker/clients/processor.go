@@ -2,8 +2,8 @@ package clients
 
 import (
 	"context"
-	"encoding/json"
 
+	"github.com/rocketstore/rocketstore/internal/fastjson"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -46,11 +46,6 @@ func (m *Manager) processUnregister(_ context.Context, req *remoting.Request) *r
 	return remoting.NewResponse(remoting.Success, "")
 }
 
-// consumerListBody is GetConsumerListByGroupResponseBody.
-type consumerListBody struct {
-	ConsumerIDList []string `json:"consumerIdList"`
-}
-
 // processGetConsumerList answers GET_CONSUMER_LIST_BY_GROUP (38): ext
 // consumerGroup, reply SUCCESS with {"consumerIdList":[...]}, or, for a
 // group without members, SYSTEM_ERROR "no consumer for this group, <group>"
@@ -61,11 +56,16 @@ func (m *Manager) processGetConsumerList(_ context.Context, req *remoting.Reques
 	if len(ids) == 0 {
 		return remoting.NewResponse(remoting.SystemError, "no consumer for this group, "+group)
 	}
-	body, err := json.Marshal(consumerListBody{ids})
-	if err != nil {
-		return remoting.NewResponse(remoting.SystemError, err.Error())
+	w := fastjson.NewWriter(nil, false)
+	w.BeginObject()
+	w.Key("consumerIdList")
+	w.BeginArray()
+	for _, id := range ids {
+		w.String(id)
 	}
+	w.End()
+	w.End()
 	resp := remoting.NewResponse(remoting.Success, "")
-	resp.Body = body
+	resp.Body = w.Bytes()
 	return resp
 }

@@ -139,6 +139,7 @@ func (m *Manager) updateSubscriptionsLocked(g *consumerGroup, subs []Subscriptio
 		old, ok := g.subs[s.Topic]
 		switch {
 		case !ok:
+			m.compileLocked(g, s, nil)
 			g.subs[s.Topic] = s
 			m.addTopicLocked(s.Topic, g.name)
 			changed = true
@@ -148,6 +149,7 @@ func (m *Manager) updateSubscriptionsLocked(g *consumerGroup, subs []Subscriptio
 				changed = true
 				m.log.Info("subscription changed", "group", g.name, "topic", s.Topic, "old", old.SubString, "new", s.SubString)
 			}
+			m.compileLocked(g, s, old)
 			g.subs[s.Topic] = s
 		}
 	}
@@ -160,6 +162,16 @@ func (m *Manager) updateSubscriptionsLocked(g *consumerGroup, subs []Subscriptio
 		}
 	}
 	return changed
+}
+
+// compileLocked compiles a subscription's filter as it is stored, and
+// logs one that does not compile (ConsumerFilterManager.register).
+func (m *Manager) compileLocked(g *consumerGroup, s, old *Subscription) {
+	s.compile(old)
+	if s.FilterErr != nil && (old == nil || old.FilterErr == nil || !s.sameFilter(old)) {
+		m.log.Warn("a subscription's filter does not compile; its pulls are refused with FILTER_DATA_NOT_EXIST",
+			"group", g.name, "topic", s.Topic, "type", s.ExpressionType, "expression", s.SubString, "err", s.FilterErr)
+	}
 }
 
 func (m *Manager) addTopicLocked(topic, group string) {

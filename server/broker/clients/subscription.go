@@ -1,10 +1,12 @@
 package clients
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/rocketstore/rocketstore/message"
+	"github.com/rocketstore/rocketstore/server/filter"
 )
 
 // Subscription is a consumer group's subscription to one topic, as the
@@ -40,6 +42,34 @@ type Subscription struct {
 	// ClassFilterMode is the long-removed class filter; such a
 	// subscription matches every message.
 	ClassFilterMode bool
+	// SQL is the compiled expression of an SQL92 subscription
+	// (ConsumerFilterData's compiled expression); nil for TAG ones and
+	// when FilterErr is set. It is compiled once, when the subscription is
+	// stored, and shared by every copy.
+	SQL *filter.Expression
+	// FilterErr says why a non-TAG subscription has no SQL: its
+	// expression does not compile, or its type is not SQL92. The pull
+	// processor then answers FILTER_DATA_NOT_EXIST, as RocketMQ does when
+	// ConsumerFilterManager could not build the filter data.
+	FilterErr error
+}
+
+// compile sets SQL or FilterErr of a non-TAG subscription, reusing old's
+// when it filters alike.
+func (s *Subscription) compile(old *Subscription) {
+	if s.ExpressionType == ExpressionTag {
+		return
+	}
+	if old != nil && s.sameFilter(old) {
+		s.SQL, s.FilterErr = old.SQL, old.FilterErr
+		return
+	}
+	s.SQL, s.FilterErr = nil, nil
+	if s.ExpressionType != ExpressionSQL92 {
+		s.FilterErr = fmt.Errorf("clients: expression type %q is not supported; use TAG or SQL92", s.ExpressionType)
+		return
+	}
+	s.SQL, s.FilterErr = filter.Compile(s.SubString)
 }
 
 // newSubscription builds a Subscription from what the client sent.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/internal/fastjson"
-	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 )
 
 // sysGroupPrefix starts the groups created even with auto-create off
@@ -47,7 +47,7 @@ type SubscriptionGroups struct {
 	mu        sync.RWMutex // guards table, forbidden, version
 	table     map[string]SubscriptionGroupConfig
 	forbidden map[string]map[string]int // group -> topic -> bits
-	version   namesrv.DataVersion
+	version   protocol.DataVersion
 }
 
 // OpenSubscriptionGroups loads the group configs from path
@@ -66,7 +66,7 @@ func OpenSubscriptionGroups(path string, opts SubscriptionGroupsOptions) (*Subsc
 		file:      configFile{path: path, log: opts.Logger},
 		table:     make(map[string]SubscriptionGroupConfig, 64),
 		forbidden: map[string]map[string]int{},
-		version:   namesrv.DataVersion{Timestamp: time.Now().UnixMilli()},
+		version:   protocol.DataVersion{Timestamp: time.Now().UnixMilli()},
 	}
 	for _, name := range systemGroups {
 		g.table[name] = NewSubscriptionGroupConfig(name)
@@ -79,7 +79,7 @@ func OpenSubscriptionGroups(path string, opts SubscriptionGroupsOptions) (*Subsc
 
 func (g *SubscriptionGroups) decode(data []byte) error {
 	var f struct {
-		DataVersion            *namesrv.DataVersion                `json:"dataVersion"`
+		DataVersion            *protocol.DataVersion               `json:"dataVersion"`
 		ForbiddenTable         map[string]map[string]int           `json:"forbiddenTable"`
 		SubscriptionGroupTable map[string]*SubscriptionGroupConfig `json:"subscriptionGroupTable"`
 	}
@@ -197,7 +197,7 @@ func (g *SubscriptionGroups) All() []SubscriptionGroupConfig {
 
 // DataVersion returns the data version: a new counter and timestamp after
 // every change.
-func (g *SubscriptionGroups) DataVersion() namesrv.DataVersion {
+func (g *SubscriptionGroups) DataVersion() protocol.DataVersion {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	return g.version

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 )
 
 func openGroups(t *testing.T, path string, opts SubscriptionGroupsOptions) *SubscriptionGroups {
@@ -121,7 +121,7 @@ func TestSubscriptionGroups_EncodeAllJSON_Exact(t *testing.T) {
 	g := openGroups(t, newGroupsPath(t), SubscriptionGroupsOptions{})
 	g.table = map[string]SubscriptionGroupConfig{"cg": NewSubscriptionGroupConfig("cg")}
 	g.forbidden = map[string]map[string]int{"cg": {"T": 1}}
-	g.version = namesrv.DataVersion{Counter: 2, Timestamp: 1700000000000}
+	g.version = protocol.DataVersion{Counter: 2, Timestamp: 1700000000000}
 	// The same config fastjson 1.2.83 wrote for Java's SubscriptionGroupWrapper.
 	require.Equal(t, `{"dataVersion":{"counter":2,"stateVersion":0,"timestamp":1700000000000},"forbiddenTable":{"cg":{"T":1}},`+
 		`"subscriptionGroupTable":{"cg":{"attributes":{},"brokerId":0,"consumeBroadcastEnable":true,"consumeEnable":true,`+
@@ -134,7 +134,7 @@ func TestSubscriptionGroups_ReadsJavaFiles(t *testing.T) {
 	t.Run("java 5", func(t *testing.T) {
 		path := copyFixture(t, "java5", "subscriptionGroup.json")
 		g := openGroups(t, path, SubscriptionGroupsOptions{})
-		require.Equal(t, namesrv.DataVersion{Counter: 10, Timestamp: 1726737000789}, g.DataVersion())
+		require.Equal(t, protocol.DataVersion{Counter: 10, Timestamp: 1726737000789}, g.DataVersion())
 		require.Len(t, g.All(), 10)
 		c, ok := g.Get("order_cg")
 		require.True(t, ok)

@@ -6,22 +6,13 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/internal/fastjson"
-	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 )
 
 // The writers below put fields in alphabetical order, as fastjson does
 // (SortField), and leave out what fastjson leaves out (null fields).
 
-func writeDataVersion(w *fastjson.Writer, v namesrv.DataVersion) {
-	w.BeginObject()
-	w.Key("counter")
-	w.Int(v.Counter)
-	w.Key("stateVersion")
-	w.Int(v.StateVersion)
-	w.Key("timestamp")
-	w.Int(v.Timestamp)
-	w.End()
-}
+func writeDataVersion(w *fastjson.Writer, v protocol.DataVersion) { v.WriteJSON(w) }
 
 func writeStringMap(w *fastjson.Writer, m map[string]string) {
 	w.BeginObject()
@@ -33,30 +24,11 @@ func writeStringMap(w *fastjson.Writer, m map[string]string) {
 }
 
 // writeTopicConfig writes TopicConfig as Java's TopicConfig bean.
-func writeTopicConfig(w *fastjson.Writer, c *namesrv.TopicConfig) {
-	w.BeginObject()
-	w.Key("attributes")
-	writeStringMap(w, c.Attributes)
-	w.Key("order")
-	w.Bool(c.Order)
-	w.Key("perm")
-	w.Int(int64(c.Perm))
-	w.Key("readQueueNums")
-	w.Int(int64(c.ReadQueueNums))
-	w.Key("topicFilterType")
-	w.String(c.TopicFilterType)
-	w.Key("topicName")
-	w.String(c.TopicName)
-	w.Key("topicSysFlag")
-	w.Int(int64(c.TopicSysFlag))
-	w.Key("writeQueueNums")
-	w.Int(int64(c.WriteQueueNums))
-	w.End()
-}
+func writeTopicConfig(w *fastjson.Writer, c *protocol.TopicConfig) { c.WriteJSON(w) }
 
 // writeTopicWrapper writes TopicConfigSerializeWrapper: the layout of
 // topics.json and of the GET_ALL_TOPIC_CONFIG body.
-func writeTopicWrapper(w *fastjson.Writer, table map[string]namesrv.TopicConfig, v namesrv.DataVersion) {
+func writeTopicWrapper(w *fastjson.Writer, table map[string]protocol.TopicConfig, v protocol.DataVersion) {
 	w.BeginObject()
 	w.Key("dataVersion")
 	writeDataVersion(w, v)
@@ -74,7 +46,7 @@ func writeTopicWrapper(w *fastjson.Writer, table map[string]namesrv.TopicConfig,
 // nextVersion is DataVersion.nextVersion: the counter up by one, a new
 // timestamp, and the state version of the store, 0 here (it counts
 // controller-mode role changes).
-func nextVersion(v *namesrv.DataVersion) {
+func nextVersion(v *protocol.DataVersion) {
 	v.Counter++
 	v.StateVersion = 0
 	v.Timestamp = time.Now().UnixMilli()

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rocketstore/rocketstore/internal/fastjson"
 	"github.com/rocketstore/rocketstore/message"
-	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 )
 
 // Defaults of TopicsOptions (RocketMQ's BrokerConfig).
@@ -24,7 +24,7 @@ const (
 	// DefaultTopicQueueNums is defaultTopicQueueNums: TBW102's queues.
 	DefaultTopicQueueNums = 8
 	// DefaultBrokerPermission is brokerPermission's default: read|write.
-	DefaultBrokerPermission = namesrv.PermRead | namesrv.PermWrite
+	DefaultBrokerPermission = protocol.PermRead | protocol.PermWrite
 )
 
 // System topics and TopicConfig defaults (TopicValidator, MixAll,
@@ -41,9 +41,9 @@ const (
 	replyTopicSuffix            = "_REPLY_TOPIC"
 	reviveTopicPrefix           = message.SystemTopicPrefix + "REVIVE_LOG_"
 	syncBrokerMemberTopicPrefix = message.SystemTopicPrefix + "SYNC_BROKER_MEMBER_"
-	permReadWrite               = namesrv.PermRead | namesrv.PermWrite
-	permAll                     = namesrv.PermRead | namesrv.PermWrite | namesrv.PermInherit
-	permMask                    = namesrv.PermPriority | permAll
+	permReadWrite               = protocol.PermRead | protocol.PermWrite
+	permAll                     = protocol.PermRead | protocol.PermWrite | protocol.PermInherit
+	permMask                    = protocol.PermPriority | permAll
 )
 
 // TopicsOptions configures OpenTopics. The zero value is RocketMQ's
@@ -108,8 +108,8 @@ type Topics struct {
 	file configFile
 
 	mu         sync.RWMutex // guards table, version, brokerPerm
-	table      map[string]namesrv.TopicConfig
-	version    namesrv.DataVersion
+	table      map[string]protocol.TopicConfig
+	version    protocol.DataVersion
 	brokerPerm int
 }
 
@@ -132,8 +132,8 @@ func OpenTopics(path string, opts TopicsOptions) (*Topics, error) {
 		opts:       opts,
 		log:        opts.Logger,
 		file:       configFile{path: path, log: opts.Logger},
-		table:      make(map[string]namesrv.TopicConfig, 64),
-		version:    namesrv.DataVersion{Timestamp: time.Now().UnixMilli()},
+		table:      make(map[string]protocol.TopicConfig, 64),
+		version:    protocol.DataVersion{Timestamp: time.Now().UnixMilli()},
 		brokerPerm: opts.BrokerPermission,
 	}
 	for _, c := range systemTopics(opts) {
@@ -146,9 +146,9 @@ func OpenTopics(path string, opts TopicsOptions) (*Topics, error) {
 }
 
 // systemTopics are the topics TopicConfigManager's constructor makes.
-func systemTopics(o TopicsOptions) []namesrv.TopicConfig {
-	tc := func(name string, queues, perm int) namesrv.TopicConfig {
-		return namesrv.TopicConfig{
+func systemTopics(o TopicsOptions) []protocol.TopicConfig {
+	tc := func(name string, queues, perm int) protocol.TopicConfig {
+		return protocol.TopicConfig{
 			Attributes:      map[string]string{},
 			Perm:            perm,
 			ReadQueueNums:   queues,
@@ -157,7 +157,7 @@ func systemTopics(o TopicsOptions) []namesrv.TopicConfig {
 			TopicName:       name,
 		}
 	}
-	topics := []namesrv.TopicConfig{tc(topicSelfTest, 1, permReadWrite)}
+	topics := []protocol.TopicConfig{tc(topicSelfTest, 1, permReadWrite)}
 	if !o.DisableAutoCreateTopic {
 		topics = append(topics, tc(message.TopicAutoCreate, o.DefaultTopicQueueNums, permAll))
 	}
@@ -169,7 +169,7 @@ func systemTopics(o TopicsOptions) []namesrv.TopicConfig {
 		tc(message.TopicSchedule, scheduleTopicQueueNums, permReadWrite),
 		tc(o.ClusterName+replyTopicSuffix, 1, permReadWrite),
 		tc(reviveTopicPrefix+o.ClusterName, reviveQueueNums, permReadWrite),
-		tc(syncBrokerMemberTopicPrefix+o.BrokerName, 1, namesrv.PermInherit),
+		tc(syncBrokerMemberTopicPrefix+o.BrokerName, 1, protocol.PermInherit),
 		tc(message.TopicTransHalf, 1, permReadWrite),
 		tc(message.TopicTransOpHalf, 1, permReadWrite),
 		tc(message.TopicTimer, 1, permReadWrite), // timerWheelEnable
@@ -180,8 +180,8 @@ func systemTopics(o TopicsOptions) []namesrv.TopicConfig {
 // version. Nothing changes if it does not read.
 func (t *Topics) decode(data []byte) error {
 	var w struct {
-		DataVersion      *namesrv.DataVersion            `json:"dataVersion"`
-		TopicConfigTable map[string]*namesrv.TopicConfig `json:"topicConfigTable"`
+		DataVersion      *protocol.DataVersion            `json:"dataVersion"`
+		TopicConfigTable map[string]*protocol.TopicConfig `json:"topicConfigTable"`
 	}
 	if err := fastjson.Unmarshal(data, &w); err != nil {
 		return err
@@ -204,7 +204,7 @@ func (t *Topics) decode(data []byte) error {
 }
 
 // Get returns the config of topic (selectTopicConfig).
-func (t *Topics) Get(topic string) (namesrv.TopicConfig, bool) {
+func (t *Topics) Get(topic string) (protocol.TopicConfig, bool) {
 	t.mu.RLock()
 	c, ok := t.table[topic]
 	t.mu.RUnlock()
@@ -221,7 +221,7 @@ func (t *Topics) Get(topic string) (namesrv.TopicConfig, bool) {
 // the config and false if topic already existed; a zero config and false
 // if creating it is not allowed. A non-nil error means the topic was
 // created but topics.json could not be written.
-func (t *Topics) CreateInSendMessage(topic, defaultTopic string, clientDefaultQueueNums int, topicSysFlag int) (namesrv.TopicConfig, bool, error) {
+func (t *Topics) CreateInSendMessage(topic, defaultTopic string, clientDefaultQueueNums int, topicSysFlag int) (protocol.TopicConfig, bool, error) {
 	t.mu.Lock()
 	if c, ok := t.table[topic]; ok {
 		t.mu.Unlock()
@@ -231,21 +231,21 @@ func (t *Topics) CreateInSendMessage(topic, defaultTopic string, clientDefaultQu
 	if !ok {
 		t.mu.Unlock()
 		t.log.Warn("not creating a topic: its default topic does not exist", "topic", topic, "defaultTopic", defaultTopic)
-		return namesrv.TopicConfig{}, false, nil
+		return protocol.TopicConfig{}, false, nil
 	}
 	perm := def.Perm
 	if defaultTopic == message.TopicAutoCreate && t.opts.DisableAutoCreateTopic {
 		perm = permReadWrite
 	}
-	if perm&namesrv.PermInherit == 0 {
+	if perm&protocol.PermInherit == 0 {
 		t.mu.Unlock()
 		t.log.Warn("not creating a topic: its default topic may not be inherited", "topic", topic, "defaultTopic", defaultTopic, "perm", perm)
-		return namesrv.TopicConfig{}, false, nil
+		return protocol.TopicConfig{}, false, nil
 	}
 	queues := max(min(clientDefaultQueueNums, def.WriteQueueNums), 0)
-	c := namesrv.TopicConfig{
+	c := protocol.TopicConfig{
 		Attributes:      map[string]string{},
-		Perm:            perm &^ namesrv.PermInherit,
+		Perm:            perm &^ protocol.PermInherit,
 		ReadQueueNums:   queues,
 		WriteQueueNums:  queues,
 		TopicFilterType: def.TopicFilterType,
@@ -263,13 +263,13 @@ func (t *Topics) CreateInSendMessage(topic, defaultTopic string, clientDefaultQu
 // each way, perm and topicSysFlag: the %RETRY% and %DLQ% topics of
 // consumer groups (createTopicInSendMessageBackMethod). A non-nil error
 // means the topic was created but topics.json could not be written.
-func (t *Topics) CreateInSendMessageBack(topic string, queueNums, perm, topicSysFlag int) (namesrv.TopicConfig, error) {
+func (t *Topics) CreateInSendMessageBack(topic string, queueNums, perm, topicSysFlag int) (protocol.TopicConfig, error) {
 	t.mu.Lock()
 	if c, ok := t.table[topic]; ok {
 		t.mu.Unlock()
 		return c, nil
 	}
-	c := namesrv.TopicConfig{
+	c := protocol.TopicConfig{
 		Attributes:      map[string]string{},
 		Perm:            perm,
 		ReadQueueNums:   queueNums,
@@ -290,7 +290,7 @@ func (t *Topics) CreateInSendMessageBack(topic string, queueNums, perm, topicSys
 // with ErrInvalidName for a name RocketMQ refuses, and on negative queue
 // counts or an unknown perm bit. Once the config is validated it is
 // applied even if topics.json cannot be written; the error then says so.
-func (t *Topics) Update(cfg namesrv.TopicConfig) error {
+func (t *Topics) Update(cfg protocol.TopicConfig) error {
 	if err := message.ValidateTopic(cfg.TopicName); err != nil {
 		return fmt.Errorf("meta: update topic: %w: %w", ErrInvalidName, err)
 	}
@@ -334,10 +334,10 @@ func (t *Topics) Delete(topic string) error {
 }
 
 // All returns every topic config, sorted by name.
-func (t *Topics) All() []namesrv.TopicConfig {
+func (t *Topics) All() []protocol.TopicConfig {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	out := make([]namesrv.TopicConfig, 0, len(t.table))
+	out := make([]protocol.TopicConfig, 0, len(t.table))
 	for _, name := range slices.Sorted(maps.Keys(t.table)) {
 		out = append(out, t.table[name])
 	}
@@ -346,7 +346,7 @@ func (t *Topics) All() []namesrv.TopicConfig {
 
 // DataVersion returns the data version: a new counter and timestamp after
 // every change.
-func (t *Topics) DataVersion() namesrv.DataVersion {
+func (t *Topics) DataVersion() protocol.DataVersion {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return t.version
@@ -369,11 +369,11 @@ func (t *Topics) SetBrokerPermission(perm int) error {
 // (buildTopicConfigSerializeWrapper), each topic's perm masked with the
 // broker permission if that lacks read or write (registerBrokerAll). The
 // result is a copy the caller owns.
-func (t *Topics) Wrapper() namesrv.TopicConfigSerializeWrapper {
+func (t *Topics) Wrapper() protocol.TopicConfigSerializeWrapper {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	mask := t.brokerPerm&namesrv.PermRead == 0 || t.brokerPerm&namesrv.PermWrite == 0
-	table := make(map[string]namesrv.TopicConfig, len(t.table))
+	mask := t.brokerPerm&protocol.PermRead == 0 || t.brokerPerm&protocol.PermWrite == 0
+	table := make(map[string]protocol.TopicConfig, len(t.table))
 	for name, c := range t.table {
 		c.Attributes = maps.Clone(c.Attributes)
 		if mask {
@@ -381,7 +381,7 @@ func (t *Topics) Wrapper() namesrv.TopicConfigSerializeWrapper {
 		}
 		table[name] = c
 	}
-	return namesrv.TopicConfigSerializeWrapper{DataVersion: t.version, TopicConfigTable: table}
+	return protocol.TopicConfigSerializeWrapper{DataVersion: t.version, TopicConfigTable: table}
 }
 
 // EncodeAllJSON returns the body of GET_ALL_TOPIC_CONFIG (21): Java's
@@ -409,7 +409,7 @@ func (t *Topics) Persist() error {
 	return t.file.save(func() []byte { return t.encode(true) })
 }
 
-func (t *Topics) putLocked(c namesrv.TopicConfig) {
+func (t *Topics) putLocked(c protocol.TopicConfig) {
 	t.table[c.TopicName] = c
 	t.bumpLocked()
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketstore/rocketstore/internal/fastjson"
-	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 )
 
 func openTopics(t *testing.T, path string, opts TopicsOptions) *Topics {
@@ -84,7 +84,7 @@ func TestTopics_CreateInSendMessage_InheritsFromTBW102(t *testing.T) {
 	c, created, err := tp.CreateInSendMessage("T4", "TBW102", 4, 0)
 	require.NoError(t, err)
 	require.True(t, created)
-	require.Equal(t, namesrv.TopicConfig{Attributes: map[string]string{}, Perm: 6, ReadQueueNums: 4, WriteQueueNums: 4,
+	require.Equal(t, protocol.TopicConfig{Attributes: map[string]string{}, Perm: 6, ReadQueueNums: 4, WriteQueueNums: 4,
 		TopicFilterType: "SINGLE_TAG", TopicName: "T4"}, c)
 	require.Equal(t, v0.Counter+1, tp.DataVersion().Counter)
 
@@ -94,7 +94,7 @@ func TestTopics_CreateInSendMessage_InheritsFromTBW102(t *testing.T) {
 	require.Equal(t, 8, c.ReadQueueNums, "min(client 16, TBW102's 8)")
 	require.Equal(t, 8, c.WriteQueueNums)
 	require.Equal(t, 3, c.TopicSysFlag)
-	require.Zero(t, c.Perm&namesrv.PermInherit)
+	require.Zero(t, c.Perm&protocol.PermInherit)
 
 	again, created, err := tp.CreateInSendMessage("T4", "TBW102", 2, 0)
 	require.NoError(t, err)
@@ -174,7 +174,7 @@ func TestTopics_CreateInSendMessageBack_RetryTopic(t *testing.T) {
 	tp := openTopics(t, path, TopicsOptions{DisableAutoCreateTopic: true})
 	c, err := tp.CreateInSendMessageBack("%RETRY%cg", 1, 6, 0)
 	require.NoError(t, err)
-	require.Equal(t, namesrv.TopicConfig{Attributes: map[string]string{}, Perm: 6, ReadQueueNums: 1, WriteQueueNums: 1,
+	require.Equal(t, protocol.TopicConfig{Attributes: map[string]string{}, Perm: 6, ReadQueueNums: 1, WriteQueueNums: 1,
 		TopicFilterType: "SINGLE_TAG", TopicName: "%RETRY%cg"}, c)
 	require.Equal(t, int64(1), tp.DataVersion().Counter)
 
@@ -192,7 +192,7 @@ func TestTopics_CreateInSendMessageBack_RetryTopic(t *testing.T) {
 func TestTopics_UpdateDelete_BumpVersionAndPersist(t *testing.T) {
 	path := newTopicsPath(t)
 	tp := openTopics(t, path, TopicsOptions{})
-	cfg := namesrv.TopicConfig{TopicName: "Orders", ReadQueueNums: 4, WriteQueueNums: 2, Perm: 6, Order: true,
+	cfg := protocol.TopicConfig{TopicName: "Orders", ReadQueueNums: 4, WriteQueueNums: 2, Perm: 6, Order: true,
 		Attributes: map[string]string{"+message.type": "FIFO"}}
 	require.NoError(t, tp.Update(cfg))
 	v1 := tp.DataVersion()
@@ -202,7 +202,7 @@ func TestTopics_UpdateDelete_BumpVersionAndPersist(t *testing.T) {
 
 	got, ok := openTopics(t, path, TopicsOptions{}).Get("Orders")
 	require.True(t, ok)
-	require.Equal(t, namesrv.TopicConfig{TopicName: "Orders", ReadQueueNums: 4, WriteQueueNums: 2, Perm: 6, Order: true,
+	require.Equal(t, protocol.TopicConfig{TopicName: "Orders", ReadQueueNums: 4, WriteQueueNums: 2, Perm: 6, Order: true,
 		TopicFilterType: "SINGLE_TAG", Attributes: map[string]string{"+message.type": "FIFO"}}, got)
 
 	cfg.WriteQueueNums = 8
@@ -223,7 +223,7 @@ func TestTopics_UpdateDelete_BumpVersionAndPersist(t *testing.T) {
 
 func TestTopics_Update_Refuses(t *testing.T) {
 	tp := openTopics(t, newTopicsPath(t), TopicsOptions{})
-	for _, cfg := range []namesrv.TopicConfig{
+	for _, cfg := range []protocol.TopicConfig{
 		{TopicName: ""},
 		{TopicName: "a b"},
 		{TopicName: "a@b"},
@@ -231,8 +231,8 @@ func TestTopics_Update_Refuses(t *testing.T) {
 	} {
 		require.ErrorIs(t, tp.Update(cfg), ErrInvalidName, "%q", cfg.TopicName)
 	}
-	require.Error(t, tp.Update(namesrv.TopicConfig{TopicName: "T", ReadQueueNums: -1}))
-	require.Error(t, tp.Update(namesrv.TopicConfig{TopicName: "T", Perm: 16}))
+	require.Error(t, tp.Update(protocol.TopicConfig{TopicName: "T", ReadQueueNums: -1}))
+	require.Error(t, tp.Update(protocol.TopicConfig{TopicName: "T", Perm: 16}))
 	require.Zero(t, tp.DataVersion().Counter)
 }
 
@@ -241,7 +241,7 @@ func TestTopics_Reopen_ReadsEverythingBack(t *testing.T) {
 	tp := openTopics(t, path, TopicsOptions{BrokerName: "b", ClusterName: "c"})
 	_, _, err := tp.CreateInSendMessage("A", "TBW102", 4, 0)
 	require.NoError(t, err)
-	require.NoError(t, tp.Update(namesrv.TopicConfig{TopicName: "B", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 2,
+	require.NoError(t, tp.Update(protocol.TopicConfig{TopicName: "B", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 2,
 		TopicFilterType: "MULTI_TAG", TopicSysFlag: 1, Attributes: map[string]string{"k": "v \"q\""}}))
 	require.NoError(t, tp.Persist())
 	back := openTopics(t, path, TopicsOptions{BrokerName: "b", ClusterName: "c"})
@@ -256,9 +256,9 @@ func TestTopics_Wrapper(t *testing.T) {
 	require.Len(t, w.TopicConfigTable, 13)
 	require.Equal(t, 7, w.TopicConfigTable["TBW102"].Perm)
 
-	ro := openTopics(t, newTopicsPath(t), TopicsOptions{BrokerPermission: namesrv.PermRead})
+	ro := openTopics(t, newTopicsPath(t), TopicsOptions{BrokerPermission: protocol.PermRead})
 	w = ro.Wrapper()
-	require.Equal(t, namesrv.PermRead, w.TopicConfigTable["TBW102"].Perm, "7 & 4")
+	require.Equal(t, protocol.PermRead, w.TopicConfigTable["TBW102"].Perm, "7 & 4")
 	require.Equal(t, 0, w.TopicConfigTable["rmq_sys_SYNC_BROKER_MEMBER_DEFAULT_BROKER"].Perm, "1 & 4")
 	c, _ := ro.Get("TBW102")
 	require.Equal(t, 7, c.Perm, "the stored perm is unchanged")
@@ -271,9 +271,9 @@ func TestTopics_Wrapper(t *testing.T) {
 // smallTopics is a Topics with a table of one topic, for exact bytes.
 func smallTopics(t *testing.T) *Topics {
 	tp := openTopics(t, newTopicsPath(t), TopicsOptions{})
-	tp.table = map[string]namesrv.TopicConfig{"T": {Attributes: map[string]string{"b": "2", "a": "1"}, Perm: 6,
+	tp.table = map[string]protocol.TopicConfig{"T": {Attributes: map[string]string{"b": "2", "a": "1"}, Perm: 6,
 		ReadQueueNums: 8, WriteQueueNums: 4, TopicFilterType: "SINGLE_TAG", TopicName: "T"}}
-	tp.version = namesrv.DataVersion{Counter: 3, Timestamp: 1700000000000}
+	tp.version = protocol.DataVersion{Counter: 3, Timestamp: 1700000000000}
 	return tp
 }
 
@@ -314,11 +314,11 @@ func TestTopics_Persist_ExactFile(t *testing.T) {
 func TestTopics_ReadsJavaFiles(t *testing.T) {
 	t.Run("java 5", func(t *testing.T) {
 		tp := openTopics(t, copyFixture(t, "java5", "topics.json"), TopicsOptions{BrokerName: "broker-a"})
-		require.Equal(t, namesrv.DataVersion{Counter: 7, Timestamp: 1726737000123}, tp.DataVersion())
+		require.Equal(t, protocol.DataVersion{Counter: 7, Timestamp: 1726737000123}, tp.DataVersion())
 		require.Len(t, tp.All(), 17)
 		c, ok := tp.Get("OrderTopic")
 		require.True(t, ok)
-		require.Equal(t, namesrv.TopicConfig{Attributes: map[string]string{}, Order: true, Perm: 6, ReadQueueNums: 8,
+		require.Equal(t, protocol.TopicConfig{Attributes: map[string]string{}, Order: true, Perm: 6, ReadQueueNums: 8,
 			WriteQueueNums: 8, TopicFilterType: "MULTI_TAG", TopicName: "OrderTopic", TopicSysFlag: 1}, c)
 		c, _ = tp.Get("TopicTest")
 		require.Equal(t, map[string]string{"+message.type": "NORMAL"}, c.Attributes)
@@ -326,10 +326,10 @@ func TestTopics_ReadsJavaFiles(t *testing.T) {
 	})
 	t.Run("java 4", func(t *testing.T) {
 		tp := openTopics(t, copyFixture(t, "java4", "topics.json"), TopicsOptions{})
-		require.Equal(t, namesrv.DataVersion{Counter: 3, Timestamp: 1528274066637}, tp.DataVersion())
+		require.Equal(t, protocol.DataVersion{Counter: 3, Timestamp: 1528274066637}, tp.DataVersion())
 		c, ok := tp.Get("Legacy")
 		require.True(t, ok)
-		require.Equal(t, namesrv.TopicConfig{Perm: 6, ReadQueueNums: 16, WriteQueueNums: 16, TopicFilterType: "SINGLE_TAG",
+		require.Equal(t, protocol.TopicConfig{Perm: 6, ReadQueueNums: 16, WriteQueueNums: 16, TopicFilterType: "SINGLE_TAG",
 			TopicName: "Legacy"}, c, "Java's defaults fill what the file leaves out")
 		c, _ = tp.Get("TopicTest")
 		require.Equal(t, 4, c.ReadQueueNums)
@@ -352,9 +352,9 @@ func TestTopics_JavaFile_RoundTrip(t *testing.T) {
 	require.Equal(t, want, decodeTopicsFile(t, readFile(t, path)))
 }
 
-func decodeTopicsFile(t *testing.T, s string) namesrv.TopicConfigSerializeWrapper {
+func decodeTopicsFile(t *testing.T, s string) protocol.TopicConfigSerializeWrapper {
 	t.Helper()
-	var w namesrv.TopicConfigSerializeWrapper
+	var w protocol.TopicConfigSerializeWrapper
 	require.NoError(t, fastjson.Unmarshal([]byte(s), &w))
 	return w
 }
@@ -362,8 +362,8 @@ func decodeTopicsFile(t *testing.T, s string) namesrv.TopicConfigSerializeWrappe
 func TestOpenTopics_CorruptFileFallsBackToBak(t *testing.T) {
 	path := newTopicsPath(t)
 	tp := openTopics(t, path, TopicsOptions{})
-	require.NoError(t, tp.Update(namesrv.TopicConfig{TopicName: "A", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}))
-	require.NoError(t, tp.Update(namesrv.TopicConfig{TopicName: "B", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}))
+	require.NoError(t, tp.Update(protocol.TopicConfig{TopicName: "A", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}))
+	require.NoError(t, tp.Update(protocol.TopicConfig{TopicName: "B", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}))
 	corrupt(t, path)
 
 	log, logs := testLogger()

@@ -1,0 +1,309 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	rocketmq "github.com/apache/rocketmq-client-go/v2"
+	"github.com/apache/rocketmq-client-go/v2/consumer"
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+	"github.com/apache/rocketmq-client-go/v2/producer"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocketstore/rocketstore/server/remoting"
+	"github.com/rocketstore/rocketstore/store"
+)
+
+// progressJSON is consumerProgress --json.
+type progressJSON struct {
+	Queues []struct {
+		Topic          string `json:"topic"`
+		BrokerName     string `json:"brokerName"`
+		QueueID        int    `json:"queueId"`
+		BrokerOffset   int64  `json:"brokerOffset"`
+		ConsumerOffset int64  `json:"consumerOffset"`
+		Diff           int64  `json:"diff"`
+	} `json:"queues"`
+	DiffTotal int64 `json:"diffTotal"`
+}
+
+func TestMQAdmin_ConsumerProgressLagIsSentMinusConsumed(t *testing.T) {
+	s := startSystem(t, store.Options{})
+	s.requireBrokerCode(remoting.GetConsumeStats, "GET_CONSUME_STATS")
+	topic := s.makeTopic("AdminLag", 2)
+	group := unique("LagGroup")
+
+	// The first half is sent and consumed, then the consumer stops (and
+	// commits its offsets as it does), then the second half is sent.
+	s.mqOK("sendMessage", "-t", topic, "-p", "first", "--count", "20")
+	col := newCollector()
+	pc := newPushConsumer(t, s, group, topic, "*", col)
+	col.waitFor(t, 20, 30*time.Second)
+	require.NoError(t, pc.Shutdown())
+	consumed := 0
+	for _, n := range col.snapshot() {
+		consumed += n
+	}
+	require.Equal(t, 20, consumed)
+	s.mqOK("sendMessage", "-t", topic, "-p", "second", "--count", "20")
+	const sent = 40
+
+	out := s.mqOK("consumerProgress", "-g", group, "-t", topic)
+	h, rows := tableRows(t, out)
+	require.Equal(t, []string{"#Topic", "#Broker Name", "#QID", "#Broker Offset", "#Consumer Offset", "#Diff", "#Inflight", "#LastTime"}, h)
+	require.Len(t, rows, 2)
+	for i, r := range rows {
+		require.Equal(t, []string{topic, "broker-a", strconv.Itoa(i), "20", "10", "10"}, r[:6])
+	}
+	require.Contains(t, out, fmt.Sprintf("Consume Diff Total: %d\n", sent-consumed))
+
+	var p progressJSON
+	s.mqJSON(&p, "consumerProgress", "-g", group)
+	require.EqualValues(t, sent-consumed, p.DiffTotal)
+	var diff int64
+	for _, q := range p.Queues {
+		if q.Topic == topic {
+			require.EqualValues(t, 20, q.BrokerOffset)
+			require.EqualValues(t, 10, q.ConsumerOffset)
+			diff += q.Diff
+		}
+	}
+	require.EqualValues(t, sent-consumed, diff)
+
+	// Without -g: every group, with its total lag.
+	var groups []struct {
+		Group     string `json:"group"`
+		DiffTotal int64  `json:"diffTotal"`
+	}
+	s.mqJSON(&groups, "consumerProgress")
+	found := false
+	for _, g := range groups {
+		if g.Group == group {
+			found = true
+			require.EqualValues(t, sent-consumed, g.DiffTotal)
+		}
+	}
+	require.True(t, found, "group %s not listed in %v", group, groups)
+	h, rows = tableRows(t, s.mqOK("consumerProgress"))
+	require.Contains(t, column(t, h, rows, "#Group"), group)
+}
+
+func TestMQAdmin_Connections(t *testing.T) {
+	s := startSystem(t, store.Options{})
+	s.requireBrokerCode(remoting.GetConsumerConnectionList, "GET_CONSUMER_CONNECTION_LIST")
+	s.requireBrokerCode(remoting.GetProducerConnectionList, "GET_PRODUCER_CONNECTION_LIST")
+	topic := s.makeTopic("AdminConn", 2)
+	pgroup, cgroup, instance := unique("ConnPG"), unique("ConnCG"), unique("conn")
+
+	// A producer and a consumer sharing one client instance: the
+	// consumer's start-up heartbeat announces both to the broker.
+	p, err := rocketmq.NewProducer(producer.WithNameServer([]string{s.nsAddr}), producer.WithGroupName(pgroup), producer.WithInstanceName(instance))
+	require.NoError(t, err)
+	require.NoError(t, p.Start())
+	t.Cleanup(func() { p.Shutdown() })
+	_, err = p.SendSync(context.Background(), primitive.NewMessage(topic, []byte("hi")))
+	require.NoError(t, err)
+	newPushConsumer(t, s, cgroup, topic, "TagA || TagB", newCollector(), consumer.WithInstance(instance))
+
+	var cc struct {
+		ConnectionSet []struct {
+			ClientID, ClientAddr, Language string
+		} `json:"connectionSet"`
+		SubscriptionTable map[string]struct {
+			SubString string `json:"subString"`
+		} `json:"subscriptionTable"`
+		ConsumeType  string `json:"consumeType"`
+		MessageModel string `json:"messageModel"`
+	}
+	require.Eventually(t, func() bool {
+		r := s.mqadmin("consumerConnection", "-g", cgroup, "--json")
+		return r.code == 0
+	}, 10*time.Second, 50*time.Millisecond)
+	s.mqJSON(&cc, "consumerConnection", "-g", cgroup)
+	require.Len(t, cc.ConnectionSet, 1)
+	require.Equal(t, "GO", cc.ConnectionSet[0].Language)
+	require.Equal(t, "TagA || TagB", cc.SubscriptionTable[topic].SubString)
+	require.Equal(t, "CONSUME_PASSIVELY", cc.ConsumeType)
+	require.Equal(t, "CLUSTERING", cc.MessageModel)
+	out := s.mqOK("consumerConnection", "-g", cgroup, "-b", s.b.Addr())
+	h, rows := tableRows(t, out)
+	require.Equal(t, []string{cc.ConnectionSet[0].ClientID}, column(t, h, rows, "#ClientId"))
+	require.Contains(t, out, "MessageModel: CLUSTERING")
+	require.Regexp(t, regexp.MustCompile(`\n001 +`+regexp.QuoteMeta(topic)+` +TagA \|\| TagB\n|\n002 +`+regexp.QuoteMeta(topic)+` +TagA \|\| TagB\n`), out)
+
+	var pc struct {
+		ConnectionSet []struct {
+			ClientID string `json:"clientId"`
+			Language string `json:"language"`
+		} `json:"connectionSet"`
+	}
+	require.Eventually(t, func() bool {
+		return s.mqadmin("producerConnection", "-g", pgroup, "-t", topic).code == 0
+	}, 10*time.Second, 50*time.Millisecond)
+	s.mqJSON(&pc, "producerConnection", "-g", pgroup, "-t", topic)
+	require.Len(t, pc.ConnectionSet, 1)
+	require.Equal(t, cc.ConnectionSet[0].ClientID, pc.ConnectionSet[0].ClientID)
+	h, rows = tableRows(t, s.mqOK("producerConnection", "-g", pgroup, "-t", topic))
+	require.Equal(t, []string{"GO"}, column(t, h, rows, "#Language"))
+
+	// consumerProgress -s asks the consumer which queues it holds.
+	ip, _, _ := strings.Cut(cc.ConnectionSet[0].ClientID, "@")
+	require.Eventually(t, func() bool {
+		var p struct {
+			Queues []struct {
+				Topic    string `json:"topic"`
+				ClientIP string `json:"clientIP"`
+			} `json:"queues"`
+		}
+		r := s.mqadmin("consumerProgress", "-g", cgroup, "-t", topic, "-s", "true", "--json")
+		if r.code != 0 || jsonDecode(r.stdout, &p) != nil {
+			return false
+		}
+		n := 0
+		for _, q := range p.Queues {
+			if q.Topic == topic && q.ClientIP == ip {
+				n++
+			}
+		}
+		return n == 2
+	}, 20*time.Second, 200*time.Millisecond)
+	h, rows = tableRows(t, s.mqOK("consumerProgress", "-g", cgroup, "-t", topic, "-s", "true"))
+	require.Contains(t, column(t, h, rows, "#Client IP"), ip)
+
+	r := s.mqadmin("consumerConnection", "-g", unique("NobodyHere"))
+	require.Equal(t, 1, r.code)
+
+	// topicList -c names the groups consuming each topic.
+	s.requireBrokerCode(remoting.QueryTopicConsumeByWho, "QUERY_TOPIC_CONSUME_BY_WHO")
+	var byCluster []struct {
+		Cluster string   `json:"cluster"`
+		Topic   string   `json:"topic"`
+		Groups  []string `json:"consumerGroups"`
+	}
+	s.mqJSON(&byCluster, "topicList", "-c")
+	found := false
+	for _, row := range byCluster {
+		if row.Topic == topic {
+			found = true
+			require.Equal(t, "DefaultCluster", row.Cluster)
+			require.Equal(t, []string{cgroup}, row.Groups)
+		}
+	}
+	require.True(t, found)
+	h, rows = tableRows(t, s.mqOK("topicList", "-c"))
+	require.Contains(t, rows, []string{"DefaultCluster", topic, cgroup})
+	require.Equal(t, []string{"#Cluster Name", "#Topic", "#Consumer Group"}, h)
+}
+
+func TestMQAdmin_ResetOffsetByTimeRewindsARunningConsumer(t *testing.T) {
+	s := startSystem(t, store.Options{})
+	s.requireBrokerCode(remoting.InvokeBrokerToResetOffset, "INVOKE_BROKER_TO_RESET_OFFSET")
+	topic := s.makeTopic("AdminReset", 2)
+	group := unique("ResetGroup")
+
+	var first struct {
+		Results []struct {
+			OffsetMsgID string `json:"offsetMsgId"`
+		} `json:"results"`
+	}
+	s.mqJSON(&first, "sendMessage", "-t", topic, "-p", "old", "--count", "10")
+	// The reset time is just after the last old message was stored.
+	var last struct {
+		StoreTimestamp int64 `json:"storeTimestamp"`
+	}
+	var views []struct {
+		StoreTimestamp int64 `json:"storeTimestamp"`
+	}
+	s.mqJSON(&views, "queryMsgById", "-i", first.Results[9].OffsetMsgID)
+	last.StoreTimestamp = views[0].StoreTimestamp
+	resetAt := last.StoreTimestamp + 1
+	require.Eventually(t, func() bool { return time.Now().UnixMilli() > resetAt }, time.Second, time.Millisecond)
+	for i := range 10 {
+		s.mqOK("sendMessage", "-t", topic, "-p", fmt.Sprintf("new-%d", i), "-i", strconv.Itoa(i%2))
+	}
+
+	col := newCollector()
+	pc := newPushConsumer(t, s, group, topic, "*", col)
+	col.waitFor(t, 20, 30*time.Second)
+	// Its offsets reach the broker (every 5 s, or with its pulls).
+	require.Eventually(t, func() bool {
+		var p progressJSON
+		r := s.mqadmin("consumerProgress", "-g", group, "-t", topic, "--json")
+		return r.code == 0 && jsonDecode(r.stdout, &p) == nil && len(p.Queues) == 2 && p.DiffTotal == 0
+	}, 20*time.Second, 100*time.Millisecond)
+
+	out := s.mqOK("resetOffsetByTime", "-g", group, "-t", topic, "-s", strconv.FormatInt(resetAt, 10))
+	h, rows := tableRows(t, out)
+	require.Equal(t, []string{"#brokerName", "#queueId", "#offset"}, h)
+	require.Equal(t, [][]string{{"broker-a", "0", "5"}, {"broker-a", "1", "5"}}, rows)
+
+	// The running consumer gets the new messages again, and no old one.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := col.snapshot()
+		again := 0
+		for i := range 10 {
+			if got[fmt.Sprintf("new-%d", i)] >= 2 {
+				again++
+			}
+		}
+		if again == 10 {
+			require.Equal(t, 10, got["old"], "old messages are not received again")
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "after the reset, %d of 10 new messages came again: %v", again, got)
+		select {
+		case <-col.ch:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+
+	// With the consumer gone (the client has handled the reset: it got
+	// the messages again) the broker answers CONSUMER_NOT_ONLINE and
+	// mqadmin commits the offsets itself, as RocketMQ's tool does.
+	require.NoError(t, pc.Shutdown())
+	var offline struct {
+		Online  bool `json:"consumersOnline"`
+		Offsets []struct {
+			QueueID int   `json:"queueId"`
+			Offset  int64 `json:"offset"`
+		} `json:"offsets"`
+	}
+	require.Eventually(t, func() bool {
+		r := s.mqadmin("resetOffsetByTime", "-g", group, "-t", topic, "-s", "now", "--json")
+		return r.code == 0 && jsonDecode(r.stdout, &offline) == nil && !offline.Online
+	}, 20*time.Second, 100*time.Millisecond)
+	require.Len(t, offline.Offsets, 2)
+	require.EqualValues(t, 10, offline.Offsets[0].Offset)
+	s.mqJSON(&offline, "resetOffsetByTime", "-g", group, "-t", topic, "-s", strconv.FormatInt(resetAt, 10))
+	require.False(t, offline.Online)
+	for q := range 2 {
+		resp := invoke(t, s.b.Addr(), remoting.NewRequest(remoting.QueryConsumerOffset, map[string]string{
+			"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(q),
+		}, nil))
+		require.Equal(t, remoting.Success, resp.Code)
+		require.Equal(t, "5", resp.Ext("offset"))
+	}
+
+	// One queue, to a given offset (-b -q -o), or to the one found by time.
+	_, rows = tableRows(t, s.mqOK("resetOffsetByTime", "-g", group, "-t", topic, "-s", "now", "-b", s.b.Addr(), "-q", "1", "-o", "2"))
+	require.Equal(t, [][]string{{"broker-a", "1", "2"}}, rows)
+	var one struct {
+		Offsets []struct {
+			Offset int64 `json:"offset"`
+		} `json:"offsets"`
+	}
+	s.mqJSON(&one, "resetOffsetByTime", "-g", group, "-t", topic, "-s", "now", "-b", s.b.Addr(), "-q", "0")
+	require.EqualValues(t, 10, one.Offsets[0].Offset)
+	for q, want := range []string{"10", "2"} {
+		resp := invoke(t, s.b.Addr(), remoting.NewRequest(remoting.QueryConsumerOffset, map[string]string{
+			"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(q),
+		}, nil))
+		require.Equal(t, want, resp.Ext("offset"), "queue %d", q)
+	}
+}
