@@ -51,6 +51,7 @@ func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
 	if err := s.undispatched(m.Topic, res, own.end); err != nil {
 		return PutResult{}, err
 	}
+	status = s.waitReplica(m, own.end, status)
 	return PutResult{Status: status, AppendResult: res}, nil
 }
 
@@ -81,6 +82,7 @@ func (s *MessageStore) PutMessages(msgs []*message.Message) (PutResult, error) {
 	if err := s.undispatched(msgs[0].Topic, res, end); err != nil {
 		return PutResult{}, err
 	}
+	status = s.waitReplica(msgs[0], end, status)
 	return PutResult{Status: status, AppendResult: res}, nil
 }
 

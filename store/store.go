@@ -50,9 +50,10 @@ type MessageStore struct {
 	delays     []time.Duration
 	sched      *scheduler
 
-	flags    runningFlags // whether puts are taken, and if not why
-	disp     *dispatcher  // builds the ConsumeQueues and the index
-	memBytes int64        // physical memory, for the in-memory read limits
+	flags    runningFlags                  // whether puts are taken, and if not why
+	disp     *dispatcher                   // builds the ConsumeQueues and the index
+	replica  atomic.Pointer[replicaWaiter] // a SYNC_MASTER's wait for its slave; nil: none
+	memBytes int64                         // physical memory, for the in-memory read limits
 
 	stop   chan struct{}
 	wg     sync.WaitGroup
