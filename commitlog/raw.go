@@ -12,8 +12,8 @@ import (
 var ErrOffsetMismatch = errors.New("commitlog: offset is not the write position")
 
 // AppendRaw writes data, bytes copied from another CommitLog (a master's),
-// at offset, which must be the write position: the end of the log, or, in
-// an empty log, the start of a file. data must fit in the file it starts
+// at offset, which must be the write position: the end of the log (0 in a
+// log opened empty; a log with no file at all may start at any file start). data must fit in the file it starts
 // in, as the frames of RocketMQ's HA transfer do (a master's file holds the
 // same bytes, END_OF_FILE blank and zero tail included). The bytes are
 // written verbatim: no record is stamped or checked, and the queue offsets
@@ -29,6 +29,10 @@ func (l *Log) AppendRaw(offset int64, data []byte) error {
 			return fmt.Errorf("commitlog: raw append at %d to an empty log, not at a file start: %w", offset, ErrOffsetMismatch)
 		}
 	} else if end := l.q.MaxWrotePosition(); offset != end {
+		if end == 0 && l.q.Last().From() == 0 {
+			// Open made an empty first file at 0: only offset 0 follows it.
+			return fmt.Errorf("commitlog: raw append at %d to an empty log, which takes bytes from offset 0 only: %w", offset, ErrOffsetMismatch)
+		}
 		return fmt.Errorf("commitlog: raw append at %d, but the log ends at %d: %w", offset, end, ErrOffsetMismatch)
 	}
 	if len(data) == 0 {

@@ -32,5 +32,7 @@
 //
 // Where rocketstore differs: a slave that reports offset 0 gets the whole
 // CommitLog the master still has (from its first file), where RocketMQ
-// sends only from the start of the master's last file.
+// sends only from the start of the master's last file. A rocketstore slave
+// opened empty takes a master's CommitLog from offset 0 only, so it cannot
+// yet follow an Apache master that has dropped its first files.
 package ha

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/message"
 	"github.com/rocketstore/rocketstore/store"
 )
@@ -242,4 +243,22 @@ func TestReplication_EmptySlave_CopiesAll(t *testing.T) {
 	require.Equal(t, int64(0), ss.MinPhyOffset())
 	requireSameCommitLog(t, ms, ss)
 	requireSameQueues(t, ms, ss, 20000)
+}
+
+// readAll copies the CommitLog bytes in [from, to).
+func readAll(cl *commitlog.Log, from, to int64) ([]byte, error) {
+	var out []byte
+	for from < to {
+		s, err := cl.ReadFrom(from, int(min(to-from, 1<<20)))
+		if err != nil {
+			return nil, err
+		}
+		if len(s.Bytes()) == 0 {
+			return nil, fmt.Errorf("no bytes at %d", from)
+		}
+		out = append(out, s.Bytes()...)
+		from += int64(len(s.Bytes()))
+		s.Release()
+	}
+	return out, nil
 }
