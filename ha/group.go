@@ -99,3 +99,10 @@ func (g *groupTransfer) close() {
 	clear(g.waiters)
 	g.waiters = g.waiters[:0]
 }
+
+// pending is the number of puts waiting.
+func (g *groupTransfer) pending() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.waiters)
+}
