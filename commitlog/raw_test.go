@@ -74,3 +74,27 @@ func TestLog_AppendRaw_RefusesWrongOffsets(t *testing.T) {
 	_, err = l.ReadFrom(l.MaxOffset()+1, 10)
 	require.ErrorIs(t, err, ErrNotFound)
 }
+
+// BenchmarkLog_AppendRaw appends a master's 32 KiB frames, as a slave does,
+// rolling over 16 MiB files.
+func BenchmarkLog_AppendRaw(b *testing.B) {
+	l, err := Open(b.TempDir(), Options{FileSize: 16 << 20, StoreHost: testStoreHost})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	l.WaitAllocated()
+	frame := bytes.Repeat([]byte{7}, 32<<10)
+	b.SetBytes(int64(len(frame)))
+	b.ReportAllocs()
+	for b.Loop() {
+		off := l.WriteOffset()
+		n := len(frame)
+		if room := int64(16<<20) - off%(16<<20); room < int64(n) {
+			n = int(room)
+		}
+		if err := l.AppendRaw(off, frame[:n]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
