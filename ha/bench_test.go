@@ -212,4 +212,3 @@ func BenchmarkPut_SyncVsAsyncMaster(b *testing.B) {
 	b.ReportMetric(pct(sync, 0.99), "sync-p99-µs")
 	b.ReportMetric(pct(sync, 0.5)-pct(async, 0.5), "added-p50-µs")
 }
-
