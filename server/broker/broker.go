@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocketstore/rocketstore/ha"
 	"github.com/rocketstore/rocketstore/server/broker/clients"
 	"github.com/rocketstore/rocketstore/server/broker/meta"
 	"github.com/rocketstore/rocketstore/server/filter"
@@ -45,6 +46,8 @@ type Broker struct {
 	addr     string         // host:port registered and stamped into records
 	host     netip.AddrPort // the same, parsed
 	nsClient *remoting.Client
+	ha       *ha.Service // replication, as BrokerRole says
+	haAddr   string      // the HA address registered (haServerAddr)
 
 	registerNow chan struct{}
 	stop        chan struct{}
@@ -106,6 +109,9 @@ func (b *Broker) open() error {
 		return err
 	}
 	b.waitNextFile()
+	if err := b.startHA(port); err != nil {
+		return err
+	}
 	cfg := filepath.Join(b.opts.StoreDir, "config")
 	if b.topics, err = meta.OpenTopics(filepath.Join(cfg, "topics.json"), meta.TopicsOptions{
 		BrokerName:             b.opts.BrokerName,
@@ -219,7 +225,7 @@ func (b *Broker) registration() *namesrv.BrokerRegistration {
 		BrokerName:   b.opts.BrokerName,
 		BrokerAddr:   b.addr,
 		BrokerID:     b.opts.BrokerID,
-		HAServerAddr: net.JoinHostPort(b.opts.BrokerIP1, strconv.Itoa(b.ln.Addr().(*net.TCPAddr).Port+1)),
+		HAServerAddr: b.haAddr,
 		Topics:       b.topics.Wrapper(),
 	}
 }
@@ -236,11 +242,13 @@ func (b *Broker) registerAll() {
 	reg := b.registration()
 	for _, addr := range b.opts.NamesrvAddrs {
 		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
-		_, err := namesrv.Register(ctx, b.nsClient, addr, reg)
+		res, err := namesrv.Register(ctx, b.nsClient, addr, reg)
 		cancel()
 		if err != nil {
 			b.log.Warn("registering with the name server failed", "namesrv", addr, "err", err)
+			continue
 		}
+		b.learnMaster(res)
 	}
 }
 
@@ -292,6 +300,7 @@ func (b *Broker) closeParts() error {
 	if b.topics != nil {
 		err = errors.Join(err, b.topics.Persist())
 	}
+	err = errors.Join(err, b.closeHA())
 	if b.store != nil {
 		err = errors.Join(err, b.store.Close())
 	}
