@@ -262,3 +262,22 @@ func readAll(cl *commitlog.Log, from, to int64) ([]byte, error) {
 	}
 	return out, nil
 }
+
+func TestReplication_SyncFlushReplicaStore(t *testing.T) {
+	ms := openStore(t, t.TempDir())
+	so := storeOptions()
+	so.FlushDiskType, so.Replica = store.SyncFlush, true
+	ss, err := store.Open(t.TempDir(), so)
+	require.NoError(t, err)
+	t.Cleanup(func() { ss.Close() })
+	_, err = ss.PutMessage(testMessage(0))
+	require.ErrorIs(t, err, store.ErrReplica, "a slave's store takes no puts of its own")
+
+	m := startMaster(t, ms, fastOptions(nil))
+	startSlave(t, ss, m.Addr().String(), fastOptions(nil))
+	putMessages(t, ms, 0, 3000)
+	waitCaughtUp(t, ms, ss)
+	require.Equal(t, ss.MaxPhyOffset(), ss.CommitLog().FlushedOffset(), "acknowledged means durable on a SYNC_FLUSH slave")
+	requireSameCommitLog(t, ms, ss)
+	requireSameQueues(t, ms, ss, 3000)
+}

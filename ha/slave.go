@@ -163,6 +163,10 @@ func (s *Slave) follow(nc net.Conn, addr string) {
 				r = 0
 			}
 			if cur := s.st.ReplicaOffset(); cur > reported {
+				if err := s.st.SyncReplica(); err != nil {
+					s.log.Error("ha: making the master's data durable failed; closing the connection", "master", addr, "err", err)
+					return
+				}
 				if err := s.sendReport(nc, cur); err != nil {
 					s.log.Warn("ha: reporting to the master failed", "master", addr, "err", err)
 					return

@@ -103,6 +103,9 @@ func (s *MessageStore) checkPut(m *message.Message) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	if s.opts.Replica {
+		return fmt.Errorf("store: put to %s: %w", m.Topic, ErrReplica)
+	}
 	if err := s.flags.err(); err != nil {
 		return fmt.Errorf("store: put to %s: %w", m.Topic, err)
 	}

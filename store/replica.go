@@ -1,10 +1,15 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/rocketstore/rocketstore/message"
 )
+
+// ErrReplica refuses a put to a slave's store (Options.Replica), as
+// RocketMQ's store refuses puts in slave mode.
+var ErrReplica = errors.New("store: a slave's store takes no puts")
 
 // ReplicaWaiter holds a SYNC_MASTER's puts until a slave has the CommitLog
 // up to their end (RocketMQ's GroupTransferService); package ha provides
@@ -60,3 +65,19 @@ func (s *MessageStore) AppendReplica(offset int64, data []byte) error {
 // ReplicaOffset is the end of this store's CommitLog as written: where the
 // next AppendReplica must start, and what a slave reports to its master.
 func (s *MessageStore) ReplicaOffset() int64 { return s.cl.WriteOffset() }
+
+// SyncReplica makes the replicated bytes durable under SyncFlush, in one
+// grouped flush, before the slave acknowledges them (so a slave's ack
+// means on its disk); it also lets the dispatcher, which dispatches only
+// what is flushed then, go on. Under AsyncFlush it does nothing.
+func (s *MessageStore) SyncReplica() error {
+	if s.services.group == nil {
+		return nil
+	}
+	end := s.cl.WriteOffset()
+	if err := s.services.group.Wait(end); err != nil {
+		return fmt.Errorf("store: replica: flush to %d: %w", end, err)
+	}
+	s.disp.wakeUp()
+	return nil
+}

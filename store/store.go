@@ -79,7 +79,9 @@ func Open(dir string, opts Options) (*MessageStore, error) {
 	s.startServices()
 	s.wg.Go(func() { s.disp.loop(s.stop) })
 	s.wg.Go(s.cleanLoop)
-	s.wg.Go(s.sched.loop)
+	if !s.opts.Replica {
+		s.wg.Go(s.sched.loop)
+	}
 	return s, nil
 }
 

@@ -102,6 +102,7 @@ func (b *Broker) open() error {
 
 	so := b.opts.Store
 	so.StoreHost = b.host
+	so.Replica = b.opts.BrokerRole == ha.RoleSlave
 	if so.Logger == nil {
 		so.Logger = b.log
 	}
