@@ -27,7 +27,9 @@ func TestStart_SyncMasterAndSlave(t *testing.T) {
 	master, err := Start(ms, Config{Role: RoleSyncMaster, ListenAddr: "127.0.0.1:0", Options: fastOptions(nil)})
 	require.NoError(t, err)
 	ss := openStore(t, t.TempDir())
-	slave, err := Start(ss, Config{Role: RoleSlave, Options: fastOptions(nil)})
+	slow := fastOptions(nil)
+	slow.ReconnectInterval = time.Hour // a new address is tried at once, not after this
+	slave, err := Start(ss, Config{Role: RoleSlave, Options: slow})
 	require.NoError(t, err)
 	slave.SetMasterAddress(master.Master().Addr().String()) // as from the name server
 	waitFor(t, 5*time.Second, "the slave", func() bool { return master.Master().Slaves() == 1 })

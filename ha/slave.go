@@ -34,6 +34,7 @@ type Slave struct {
 	connected atomic.Bool
 	buf       []byte // the read buffer; only the loop uses it
 	report    [reportSize]byte
+	kick      chan struct{} // buffered 1: the master address changed
 	stop      chan struct{}
 	wg        sync.WaitGroup
 }
@@ -46,7 +47,7 @@ func NewSlave(st *store.MessageStore, masterAddr string, opts Options) (*Slave, 
 		return nil, fmt.Errorf("ha: slave: %w", err)
 	}
 	s := &Slave{st: st, opts: opts, log: opts.Logger, master: masterAddr,
-		buf: make([]byte, readBufferSize), stop: make(chan struct{})}
+		buf: make([]byte, readBufferSize), kick: make(chan struct{}, 1), stop: make(chan struct{})}
 	s.wg.Go(s.loop)
 	return s, nil
 }
@@ -59,6 +60,10 @@ func (s *Slave) SetMasterAddress(addr string) {
 	if s.master != addr {
 		s.log.Info("ha: master HA address changed", "old", s.master, "new", addr)
 		s.master = addr
+		select { // a slave waiting for an address connects now
+		case s.kick <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -112,6 +117,8 @@ func (s *Slave) loop() {
 			t.Stop()
 			return
 		case <-t.C:
+		case <-s.kick:
+			t.Stop()
 		}
 	}
 }
