@@ -281,3 +281,27 @@ func TestReplication_SyncFlushReplicaStore(t *testing.T) {
 	requireSameCommitLog(t, ms, ss)
 	requireSameQueues(t, ms, ss, 3000)
 }
+
+func TestReplication_MasterRestarted_ServesItsSlaveFromWhereItWas(t *testing.T) {
+	masterDir := t.TempDir()
+	ms, err := store.Open(masterDir, storeOptions())
+	require.NoError(t, err)
+	m, err := NewMaster(ms, "127.0.0.1:0", fastOptions(nil))
+	require.NoError(t, err)
+	addr := m.Addr().String()
+	ss := openStore(t, t.TempDir())
+	startSlave(t, ss, addr, fastOptions(nil))
+	putMessages(t, ms, 0, 3000)
+	waitCaughtUp(t, ms, ss)
+	require.NoError(t, m.Close())
+	require.NoError(t, ms.Close())
+
+	ms = openStore(t, masterDir)
+	m2, err := NewMaster(ms, addr, fastOptions(nil)) // the same haListenPort
+	require.NoError(t, err)
+	t.Cleanup(func() { m2.Close() })
+	putMessages(t, ms, 3000, 6000)
+	waitCaughtUp(t, ms, ss)
+	requireSameCommitLog(t, ms, ss)
+	requireSameQueues(t, ms, ss, 6000)
+}
