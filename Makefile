@@ -39,6 +39,11 @@ fuzz:
 bench-compare:
 	cd bench && $(GO) run ./cmd/compare -out ../BENCHMARKS.md -chart benchmarks.svg
 
-## bench-compare-quick: the same rows, short (under 3 minutes)
+## bench-compare-quick: the same rows, short (a few minutes); writes its
+## report to a scratch folder, QUICK_OUT (tracked files are left alone;
+## pass QUICK_OUT=. to write BENCHMARKS.md at the top)
+QUICK_OUT ?= $(or $(TMPDIR),/tmp)/rocketstore-bench-quick
 bench-compare-quick:
-	cd bench && $(GO) run ./cmd/compare -quick -out ../BENCHMARKS.md -chart benchmarks.svg
+	mkdir -p $(QUICK_OUT)
+	cd bench && $(GO) run ./cmd/compare -quick -out $(abspath $(QUICK_OUT))/BENCHMARKS.md -chart $(abspath $(QUICK_OUT))/benchmarks.svg
+	@echo "report: $(QUICK_OUT)/BENCHMARKS.md"

@@ -18,4 +18,11 @@
 //	                                  magic 0xCBD43194
 //
 // Records are RocketMQ's bytes; see package message for their layout.
+//
+// Recovery (Recover) tells a torn tail, the last writes of a crash, which
+// it cuts as RocketMQ does, from corruption, a bad record in data that had
+// been flushed, which it refuses with a *CorruptionError and changes
+// nothing. Options.Repair moves the damaged files aside, renamed
+// name.damaged-<UTC time> in the same folder, never deleted, and opens the
+// log with the records before the damage.
 package commitlog

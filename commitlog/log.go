@@ -113,17 +113,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		}
 		l.pool = p
 	}
-	mapper := opts.Mapper
-	if mapper == nil {
-		mapper = mappedfile.MmapMapper{HugePages: !opts.SmallPages}
-	}
-	q, err := mappedfile.OpenQueue(filepath.Clean(dir), opts.FileSize, mappedfile.QueueOptions{
-		Mapper:      mapper,
-		Pool:        l.pool,
-		Preallocate: true,
-		Warm:        !opts.NoWarm,
-		Logger:      opts.Logger,
-	})
+	q, err := l.openQueue(filepath.Clean(dir))
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("commitlog: open %s: %w", dir, err), l.closePool())
 	}
@@ -134,6 +124,21 @@ func Open(dir string, opts Options) (*Log, error) {
 		}
 	}
 	return l, nil
+}
+
+// openQueue opens the files of the log in dir.
+func (l *Log) openQueue(dir string) (*mappedfile.Queue, error) {
+	mapper := l.opts.Mapper
+	if mapper == nil {
+		mapper = mappedfile.MmapMapper{HugePages: !l.opts.SmallPages}
+	}
+	return mappedfile.OpenQueue(dir, l.opts.FileSize, mappedfile.QueueOptions{
+		Mapper:      mapper,
+		Pool:        l.pool,
+		Preallocate: true,
+		Warm:        !l.opts.NoWarm,
+		Logger:      l.opts.Logger,
+	})
 }
 
 // now is the store time in ms.

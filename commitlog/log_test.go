@@ -297,33 +297,6 @@ func appendAndClose(t *testing.T, dir string, n int) ([]AppendResult, string) {
 	return results, filepath.Join(dir, mappedfile.FileName(0))
 }
 
-func TestLog_Reopen_CutsTornTail(t *testing.T) {
-	dir := t.TempDir()
-	results, path := appendAndClose(t, dir, 10)
-
-	// Flip a byte in the body of record 7.
-	raw, err := os.ReadFile(path)
-	require.NoError(t, err)
-	raw[results[7].WroteOffset+int64(results[7].WroteBytes)-100] ^= 0x40
-	require.NoError(t, os.WriteFile(path, raw, 0o644))
-
-	l2 := openTestLog(t, dir, Options{})
-	require.Equal(t, results[7].WroteOffset, l2.MaxOffset(), "cut at the first bad record")
-	require.Equal(t, int64(7), l2.QueueOffset("TopicT", 0))
-	_, _, err = l2.ReadRecord(results[8].WroteOffset)
-	require.ErrorIs(t, err, ErrNotFound, "nothing past the cut is served")
-	res, err := l2.Append(newMessage("TopicT", 0, []byte("new")))
-	require.NoError(t, err)
-	require.Equal(t, results[7].WroteOffset, res.WroteOffset)
-	require.Equal(t, int64(7), res.QueueOffset)
-	require.NoError(t, l2.Close())
-
-	raw, err = os.ReadFile(path)
-	require.NoError(t, err)
-	tail := raw[res.WroteOffset+int64(res.WroteBytes) : results[9].WroteOffset+int64(results[9].WroteBytes)]
-	require.Equal(t, make([]byte, len(tail)), tail, "old records past the cut are zeroed")
-}
-
 // A record whose last page never reached the disk ends in zeros, within
 // its properties, where the body CRC does not reach: recovery cuts the log
 // there too (the test above flips a body byte, which the CRC catches).

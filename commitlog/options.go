@@ -55,6 +55,12 @@ type Options struct {
 	// ExternalRecovery leaves recovery to the caller, who must call Recover
 	// once before appending (the store does, from its checkpoint).
 	ExternalRecovery bool
+	// Repair lets recovery get past a corrupt record in the middle of the
+	// log (a *CorruptionError otherwise): the damaged file and every later
+	// one are renamed aside, never deleted, and the log opens with the
+	// records before the damage (see Recover). Messages in the files moved
+	// aside are no longer served; the files keep them for an operator.
+	Repair bool
 	// SkipCRCOnRecover skips the body CRC check when scanning at open
 	// (checkCRCOnRecover=false).
 	SkipCRCOnRecover bool

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,6 +101,10 @@ type Queue struct {
 	min     atomic.Int64
 	max     atomic.Int64
 	maxPhys atomic.Int64
+	// rebuildFrom is the CommitLog offset from which recovery found the
+	// queue damaged and cut it, its units to be put again from the
+	// CommitLog; -1 when it ended cleanly. Set at Open.
+	rebuildFrom int64
 
 	// cur is the file Put appends to; only the writer uses it.
 	cur *mappedfile.File
@@ -140,6 +145,8 @@ func Open(root, topic string, queueID int32, opts Options) (*Queue, error) {
 		fileSize:  opts.FileUnits * UnitSize,
 		prepareAt: max(opts.FileUnits/16, 1) * UnitSize,
 		log:       opts.Logger.With("topic", topic, "queueId", queueID),
+
+		rebuildFrom: -1,
 	}
 	files, err := mappedfile.OpenQueue(dir, q.fileSize, mappedfile.QueueOptions{Mapper: opts.Mapper, Logger: q.log})
 	if err != nil {
@@ -177,6 +184,10 @@ func (q *Queue) recover() error {
 			break
 		}
 	}
+	damaged, err := q.holdsUnitsAfter(end)
+	if err != nil {
+		return err
+	}
 	if last := files[len(files)-1]; end < last.From()+int64(last.Size()) {
 		q.log.Debug("recovered consume queue end", "offset", end/UnitSize)
 	}
@@ -187,8 +198,42 @@ func (q *Queue) recover() error {
 	q.max.Store(end / UnitSize)
 	q.maxPhys.Store(q.lastRealEnd())
 	q.min.Store(q.firstReal())
+	q.rebuildFrom = -1
+	if damaged {
+		q.rebuildFrom = max(q.maxPhys.Load(), 0)
+		q.log.Warn("consume queue damaged: cut at its first bad unit, to be rebuilt from the commit log",
+			"queueOffset", end/UnitSize, "commitLogOffset", q.rebuildFrom)
+	}
 	return nil
 }
+
+// holdsUnitsAfter reports whether any byte after the queue position end
+// (a byte offset in the queue's files) is not zero: the scan stopped at a
+// bad unit, not at the end of what was written.
+func (q *Queue) holdsUnitsAfter(end int64) (bool, error) {
+	for _, f := range q.files.Files() {
+		if f.From()+int64(f.Size()) <= end {
+			continue
+		}
+		s, ok := f.Slice(0, f.Size())
+		if !ok {
+			return false, fmt.Errorf("%s is not readable", f.Path())
+		}
+		b := s.Bytes()[max(end-f.From(), 0):]
+		nonZero := slices.ContainsFunc(b, func(c byte) bool { return c != 0 })
+		s.Release()
+		if nonZero {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// RebuildFrom is the CommitLog offset from which this queue must be built
+// again: Open found a bad unit with more written after it (a torn write or
+// damage), cut the queue there, and the units from this offset on are to
+// be put again from the CommitLog. -1 when the queue ended cleanly.
+func (q *Queue) RebuildFrom() int64 { return q.rebuildFrom }
 
 // scanFile runs scanUnits over the whole file, turning a fault on the
 // mapping (a file cut short under us, an I/O error) into an error.

@@ -189,3 +189,39 @@ func memTempDir(t *testing.T) string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
 }
+
+// A queue cut at a bad unit that has units after it says where the
+// CommitLog must be dispatched again from to rebuild it; one that ends at
+// zeros does not.
+func TestQueue_Recover_DamagedQueueAsksForRebuild(t *testing.T) {
+	zero := func(u []byte) { clear(u) }
+	for _, tc := range []struct {
+		name  string
+		edits map[int64]func([]byte)
+		want  int64
+	}{
+		{"clean", nil, -1},
+		{"zeroed tail", map[int64]func([]byte){22: zero, 23: zero, 24: zero}, -1},
+		{"zero unit with units after it", map[int64]func([]byte){21: zero}, msg(20).end()},
+		{"offset goes back", map[int64]func([]byte){23: func(u []byte) { clear(u[4:8]) }}, msg(22).end()},
+		{"bad unit in a middle file", map[int64]func([]byte){15: func(u []byte) { u[8] = 0x80 }}, msg(14).end()},
+		{"first unit bad: rebuild from the start", map[int64]func([]byte){0: zero}, 0},
+		{"bad unit in the first file", map[int64]func([]byte){5: zero}, msg(4).end()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			q := openTest(t, root, testUnits)
+			putRange(t, q, 0, 25)
+			require.NoError(t, q.Close())
+			for idx, edit := range tc.edits {
+				editUnits(t, q, idx, edit)
+			}
+			tb := openTestTable(t, root)
+			require.Equal(t, tc.want, tb.Get(testTopic, 3).RebuildFrom())
+			require.Equal(t, tc.want, tb.RebuildFrom())
+			require.NoError(t, tb.Close())
+			tb = openTestTable(t, root)
+			require.Equal(t, int64(-1), tb.RebuildFrom(), "the cut queue ends cleanly now")
+		})
+	}
+}

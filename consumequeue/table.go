@@ -189,6 +189,21 @@ func (t *Table) MaxPhysicOffset() int64 {
 	return m
 }
 
+// RebuildFrom is the smallest Queue.RebuildFrom of all queues: the
+// CommitLog offset from which dispatch must run again to rebuild the queues
+// Open found damaged; -1 when none was.
+func (t *Table) RebuildFrom() int64 {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	m := int64(-1)
+	for _, q := range t.queues {
+		if r := q.RebuildFrom(); r >= 0 && (m < 0 || r < m) {
+			m = r
+		}
+	}
+	return m
+}
+
 // Remove destroys every queue of topic and deletes the topic's folder
 // (deleteTopics). Nothing may write to those queues any more.
 func (t *Table) Remove(topic string) error {

@@ -323,16 +323,25 @@ func (f *File) Warm() error {
 	return nil
 }
 
+// warmChunk is how much warmFrom faults in between looks at its stop flag.
+const warmChunk = 32 << 20
+
 // warmFrom faults in, for writing, the pages of the mapping from the one
 // holding pos to the end, unless the file is closed or has a pool buffer
-// (writes go there first). Best effort: a page it misses faults when
-// written.
-func (f *File) warmFrom(pos int) {
+// (writes go there first). It gives up once stop is set (its queue is
+// closing), so a Close does not wait for a whole file to be faulted in.
+// Best effort: a page it misses faults when written. It may run while
+// the writer writes: it changes no byte.
+func (f *File) warmFrom(pos int, stop *atomic.Bool) {
 	if f.buf != nil || !f.hold() {
 		return
 	}
 	defer f.release()
-	_ = Populate(f.data[pos&^(pageSize-1):])
+	for off := pos &^ (pageSize - 1); off < len(f.data) && !stop.Load(); off += warmChunk {
+		if Populate(f.data[off:min(off+warmChunk, len(f.data))]) != nil {
+			return
+		}
+	}
 }
 
 // Populate faults in, for writing, the pages of a mapping under b, which

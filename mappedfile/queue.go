@@ -20,8 +20,9 @@ type QueueOptions struct {
 	// Preallocate creates the next file in the background as soon as a new
 	// one is taken, as RocketMQ's AllocateMappedFileService does.
 	Preallocate bool
-	// Warm faults in the pages of each new file before it is used
-	// (warmMapedFileEnable).
+	// Warm faults in the pages of each new file (warmMapedFileEnable), in
+	// the background: a file made ahead is warmed before it is taken; one
+	// made on the writer's path is warmed behind the writer.
 	Warm bool
 	// Logger receives state changes; nil discards.
 	Logger *slog.Logger
@@ -283,14 +284,23 @@ func (q *Queue) takeFile(from int64) (*File, error) {
 			q.log.Warn("preallocating a file failed; creating it inline", "err", p.err)
 		}
 	}
+	var warmRest *File
 	if f == nil {
+		// Made now, on the writer's path: not warmed here (faulting in a
+		// 1 GiB file takes seconds), but in the background below.
 		var err error
-		if f, err = q.newFile(from, q.opts.Warm); err != nil {
+		if f, err = q.newFile(from, false); err != nil {
 			return nil, err
 		}
+		if q.opts.Warm {
+			warmRest = f
+		}
 	}
-	if q.opts.Preallocate {
-		q.preallocate(nil, from+int64(q.fileSize), q.opts.Warm)
+	switch {
+	case q.opts.Preallocate:
+		q.preallocate(warmRest, from+int64(q.fileSize), q.opts.Warm)
+	case warmRest != nil:
+		q.wg.Go(func() { warmRest.warmFrom(0, &q.closed) })
 	}
 	return f, nil
 }
@@ -336,12 +346,16 @@ func (q *Queue) preallocate(last *File, from int64, warm bool) {
 	q.wg.Go(func() {
 		defer close(p.done)
 		if last != nil {
-			last.warmFrom(last.WrotePosition())
+			last.warmFrom(last.WrotePosition(), &q.closed)
 		}
-		p.f, p.err = q.newFile(from, warm)
+		p.f, p.err = q.newFile(from, false)
+		if p.err == nil && warm {
+			p.f.warmFrom(0, &q.closed)
+		}
 	})
 }
 
+// newFile creates the file at from, warmed if warm is set.
 func (q *Queue) newFile(from int64, warm bool) (*File, error) {
 	path := filepath.Join(q.dir, FileName(from))
 	f, err := Create(path, from, q.fileSize, FileOptions{Mapper: q.opts.Mapper, Pool: q.opts.Pool})

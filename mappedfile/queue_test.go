@@ -223,3 +223,33 @@ func TestQueue_CommitWithPool(t *testing.T) {
 	require.NoError(t, q.Close())
 	require.NoError(t, pool.Close())
 }
+
+// TestQueue_WarmsInTheBackground: the first file of a warmed queue is made
+// at once, unwarmed, and faulted in behind the writer along with the next
+// file; a Close in the middle of that does not wait for the rest.
+func TestQueue_WarmsInTheBackground(t *testing.T) {
+	const size = 64 << 20
+	dir := t.TempDir()
+	q, err := OpenQueue(dir, size, QueueOptions{Preallocate: true, Warm: true})
+	require.NoError(t, err)
+	f, err := q.LastOrCreate(0)
+	require.NoError(t, err)
+	missing, err := pagemap.Missing(f.data)
+	require.NoError(t, err)
+	require.NotZero(t, missing, "the file taken is not warmed on the writer's path")
+	q.WaitAllocated()
+	missing, err = pagemap.Missing(f.data)
+	require.NoError(t, err)
+	require.Zero(t, missing, "it is warmed in the background")
+	missing, err = pagemap.Missing(q.next.f.data)
+	require.NoError(t, err)
+	require.Zero(t, missing, "and so is the next file")
+	require.NoError(t, q.Close())
+
+	// Closing while the warming runs stops it at its next chunk.
+	q, err = OpenQueue(t.TempDir(), size, QueueOptions{Preallocate: true, Warm: true})
+	require.NoError(t, err)
+	_, err = q.LastOrCreate(0)
+	require.NoError(t, err)
+	require.NoError(t, q.Close())
+}

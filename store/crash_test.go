@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 		crashChild(dir, os.Getenv("ROCKETSTORE_CRASH_ROUND"))
 		os.Exit(0)
 	}
+	if dir := os.Getenv(timerChildEnv); dir != "" {
+		timerChild(dir)
+	}
 	os.Exit(m.Run())
 }
 
@@ -44,6 +47,14 @@ func crashOptions() Options {
 		FlushDiskType:         SyncFlush,
 		StoreHost:             netip.MustParseAddrPort("127.0.0.1:10911"),
 	}
+}
+
+// powerLossOptions are crashOptions with CommitLog files small enough that
+// the first hundreds of flushes cross several of them.
+func powerLossOptions() Options {
+	o := crashOptions()
+	o.CommitLogFileSize = 32 << 10
+	return o
 }
 
 // crashMessage is message i of a round: its body, keys and queue follow
@@ -171,17 +182,31 @@ func atoi(t *testing.T, s string) int {
 
 // TestStore_Crash_SIGKILL runs a child process that puts messages with sync
 // flush, kills it with SIGKILL at a random moment, reopens the store and
-// checks every acknowledged message; again and again on the same store.
+// checks every acknowledged message; again and again on the same store (a
+// new one every 60 rounds). Every few rounds it also flips a bit in a copy
+// of the crashed store (checkBitFlip).
 func TestStore_Crash_SIGKILL(t *testing.T) {
-	rounds := 20
+	rounds, flipEvery, flips := 20, 2, 0
 	if *long {
-		rounds = 200
+		rounds, flipEvery = 300, 5
 	}
-	dir := t.TempDir()
+	var files int64
+	done := 0
+	defer func() {
+		t.Logf("%d kill points, %d bit flips, up to %d CommitLog files in a store", done, flips, files)
+	}()
+	// A store's checks grow with it (every index file is searched by key):
+	// a long run starts a new store every roundsPerStore rounds.
+	const roundsPerStore = 60
+	var dir string
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	var all []acked
 	prevStart := 0 // where the previous round's puts begin in all
 	for round := range rounds {
+		if round%roundsPerStore == 0 {
+			dir, all, prevStart = t.TempDir(), nil, 0
+		}
+		lastOfStore := round == rounds-1 || round%roundsPerStore == roundsPerStore-1
 		roundStart := len(all)
 		name := "r" + strconv.Itoa(round)
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -219,10 +244,13 @@ func TestStore_Crash_SIGKILL(t *testing.T) {
 		}
 		require.NotContains(t, stderr.String(), "child", "the child failed: %s", stderr.String())
 		all = append(all, got...)
+		if round%flipEvery == 0 && checkBitFlip(t, dir, crashOptions(), all, rng) {
+			flips++
+		}
 
 		s, err := Open(dir, crashOptions())
 		require.NoError(t, err, "round %d", round)
-		verifyAcked(t, s, toVerify(all, prevStart, round == rounds-1, rng))
+		verifyAcked(t, s, toVerify(all, prevStart, lastOfStore, rng))
 		prevStart = roundStart
 		// New puts continue at the right queue offsets.
 		m := crashMessage("after"+name, 0)
@@ -231,7 +259,9 @@ func TestStore_Crash_SIGKILL(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, wantOff, res.QueueOffset)
 		all = append(all, acked{"after" + name, 0, res.QueueOffset})
+		files = max(files, s.CommitLog().MaxOffset()/int64(crashOptions().CommitLogFileSize)+1)
 		require.NoError(t, s.Close())
+		done++
 		t.Logf("round %d: %d acknowledged puts so far", round, len(all))
 	}
 }
@@ -259,6 +289,10 @@ func TestStore_Crash_PowerLoss(t *testing.T) {
 	if *long {
 		points = 300
 	}
+	flips, rolls := 0, int64(0)
+	defer func() {
+		t.Logf("%d power-loss points, %d bit flips, %d CommitLog roll-overs", points, flips, rolls)
+	}()
 	for k := range points {
 		// Spread over the first 600 flushes (of any file): the early ones,
 		// and ones after CommitLog and ConsumeQueue files have rolled over.
@@ -266,7 +300,7 @@ func TestStore_Crash_PowerLoss(t *testing.T) {
 		t.Run(fmt.Sprint("flush=", crashAt), func(t *testing.T) {
 			dir := t.TempDir()
 			disk := powerloss.New(crashAt, uint64(k))
-			opts := crashOptions()
+			opts := powerLossOptions()
 			opts.Mapper = disk
 			opts.SyncFlushTimeout = 2 * time.Second
 			s, err := Open(dir, opts)
@@ -298,10 +332,14 @@ func TestStore_Crash_PowerLoss(t *testing.T) {
 			wg.Wait()
 			disk.Crash()
 			_ = s.Close() // flushes fail: the power is out
+			if k%2 == 0 && checkBitFlip(t, dir, powerLossOptions(), acks, rand.New(rand.NewPCG(uint64(k), 2))) {
+				flips++
+			}
 
-			r, err := Open(dir, crashOptions()) // reboot: plain mmap on what reached the files
+			r, err := Open(dir, powerLossOptions()) // reboot: plain mmap on what reached the files
 			require.NoError(t, err)
 			defer r.Close()
+			rolls += r.CommitLog().MaxOffset() / int64(powerLossOptions().CommitLogFileSize)
 			verifyAcked(t, r, acks)
 			t.Logf("%d puts acknowledged before the power went out at flush %d", len(acks), crashAt)
 		})

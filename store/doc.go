@@ -15,7 +15,14 @@
 //	commitlog/00000000000000000000         records, 1 GiB files
 //	consumequeue/{topic}/{queueId}/{...}   20-byte units, 300,000 a file
 //	index/{yyyyMMddHHmmssSSS}              key → offsets, by creation time
+//	timerwheel  timerlog/{...}             pending timer messages (package timer)
+//	config/timercheck                      the timer's progress
 //	lock                                   flock held while open
+//
+// A message with TIMER_DELIVER_MS, TIMER_DELAY_SEC, TIMER_DELAY_MS or
+// __STARTDELIVERTIME in the future waits in rmq_sys_wheel_timer, queue 0,
+// until the timer service (RocketMQ 5's TimerMessageStore) puts it into its
+// real topic and queue at its time; see package timer for the files.
 //
 // The bytes are RocketMQ's, so a store directory moves between rocketstore
 // and Apache RocketMQ.

@@ -47,6 +47,15 @@ type Options struct {
 	// TransientStorePool makes appends go to off-heap pool buffers first,
 	// committed to the files every 200 ms (transientStorePoolEnable).
 	TransientStorePool bool
+	// RepairCommitLog lets Open get past a corrupt record in the middle of
+	// the CommitLog, which otherwise makes Open fail with an error wrapping
+	// commitlog.ErrCorrupt that names the file and offset, and changes
+	// nothing. With it, the damaged file and every later one are renamed
+	// aside (name.damaged-<UTC time>, in the commitlog folder; never
+	// deleted) and the store opens with the records before the damage; the
+	// ConsumeQueue units and index entries of the records moved aside are
+	// dropped. Turn it on for one start, after keeping a copy of the store.
+	RepairCommitLog bool
 	// Mapper maps every file of the store; nil means mmap. Tests use it to
 	// simulate a power loss.
 	Mapper mappedfile.Mapper
@@ -87,6 +96,24 @@ type Options struct {
 	// delayed messages are not delivered (the master delivers them, and
 	// the slave gets the records).
 	Replica bool
+	// DisableTimerWheel refuses timer messages (timerWheelEnable=false).
+	DisableTimerWheel bool
+	// TimerPrecisionMs is the length of a timer slot (timerPrecisionMs),
+	// rounded down to 100, 200, 500 or 1000; 0 means 1000.
+	TimerPrecisionMs int
+	// TimerMaxDelaySec is the furthest a timer may be set ahead
+	// (timerMaxDelaySec); 0 means 3 days.
+	TimerMaxDelaySec int
+	// TimerRollWindowSlot is how many slots ahead a timer goes into the
+	// wheel; one further waits a round in rmq_sys_wheel_timer first
+	// (timerRollWindowSlot); 0 means 2 days of seconds.
+	TimerRollWindowSlot int
+	// TimerLogFileSize is the size of each timerlog file
+	// (mappedFileSizeTimerLog); 0 means 100 MiB.
+	TimerLogFileSize int
+	// TimerFlushInterval is how often the timer files and timercheck are
+	// flushed (timerFlushIntervalMs); 0 means 1 s.
+	TimerFlushInterval time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives state changes; nil discards.
@@ -133,6 +160,7 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	o.timerDefaults()
 	return o
 }
 
@@ -166,6 +194,7 @@ func (o Options) validate() error {
 	if o.MaxTransferCount < 0 {
 		errs = append(errs, fmt.Errorf("MaxTransferCount %d is negative", o.MaxTransferCount))
 	}
+	errs = append(errs, o.validateTimer())
 	return errors.Join(errs...)
 }
 
@@ -177,6 +206,7 @@ func (o Options) commitLog() commitlog.Options {
 		StoreHost:          o.StoreHost,
 		TransientStorePool: o.TransientStorePool,
 		ExternalRecovery:   true, // recover runs it from the checkpoint
+		Repair:             o.RepairCommitLog,
 		SmallPages:         o.FlushDiskType == SyncFlush,
 		Mapper:             o.Mapper,
 		Now:                o.Now,

@@ -25,6 +25,9 @@ func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
 	if err := s.checkPut(m); err != nil {
 		return PutResult{}, err
 	}
+	if err := s.scheduleTimer(m); err != nil {
+		return PutResult{}, err
+	}
 	// One pass over the properties, for the delay and for dispatch.
 	var own ownRecord
 	props := &own.rec.props

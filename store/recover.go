@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 
+	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/mappedfile"
 	"github.com/rocketstore/rocketstore/message"
 	"github.com/rocketstore/rocketstore/recovery"
@@ -18,6 +19,11 @@ import (
 func (s *MessageStore) recover(crashed bool) error {
 	files := s.cl.Files()
 	cp := s.checkpoint.Values()
+	if s.cqs.RebuildFrom() >= 0 {
+		if err := s.rebuildOnNextOpen(); err != nil {
+			return err
+		}
+	}
 	from := int64(0)
 	if len(files) > 0 {
 		from = files[0].From()
@@ -48,12 +54,20 @@ func (s *MessageStore) recover(crashed bool) error {
 			return nil
 		}
 	}
-	end, err := s.cl.Recover(from, visit)
+	durable := commitlog.Durable{All: !crashed, Before: cp.PhysicMsgTimestamp}
+	end, err := s.cl.Recover(from, durable, visit)
 	if err != nil {
 		return err
 	}
 	if crashed && !found {
 		kept = end
+	}
+	if ts := s.cl.LastStoreTimestamp(); ts > 0 && ts < durable.Before {
+		// The checkpoint names a record no longer in the log (a repair
+		// moved it aside): recovery must not take the end of what is kept
+		// for flushed data lost, now or at the next start.
+		durable.Before = ts
+		s.checkpoint.Update(func(v *recovery.CheckpointValues) { v.PhysicMsgTimestamp = ts })
 	}
 	if len(files) == 0 {
 		for _, q := range s.cqs.All() { // no CommitLog: no queue can point anywhere
@@ -74,6 +88,12 @@ func (s *MessageStore) recover(crashed bool) error {
 	}
 	minOff := max(s.cl.MinOffset(), 0)
 	reputFrom := max(s.cqs.MaxPhysicOffset(), minOff)
+	if r := s.cqs.RebuildFrom(); r >= 0 {
+		// A queue was cut at a bad unit with units after it: put them again
+		// from the CommitLog rather than lose them (the other queues skip
+		// what they hold).
+		reputFrom = min(reputFrom, max(r, minOff))
+	}
 	if crashed {
 		reputFrom = min(reputFrom, kept)
 		if s.index != nil {
@@ -93,6 +113,17 @@ func (s *MessageStore) recover(crashed bool) error {
 			reputFrom = min(reputFrom, max(indexed, minOff))
 		}
 	}
+	if reputFrom < from {
+		// Dispatch starts before the part of the CommitLog checked above:
+		// check from there, so that a damaged record is refused (or
+		// repaired) rather than dispatched.
+		if end, err = s.cl.Recover(reputFrom, durable, nil); err != nil {
+			return err
+		}
+		if err := s.cqs.Truncate(end); err != nil {
+			return fmt.Errorf("truncate consume queues at %d: %w", end, err)
+		}
+	}
 	reputFrom = min(reputFrom, end)
 	s.log.Info("dispatching the commit log again", "from", reputFrom, "to", end)
 	// Dispatch now, so the ConsumeQueues are whole before the queue offsets
@@ -107,6 +138,20 @@ func (s *MessageStore) recover(crashed bool) error {
 	}
 	s.cqs.CorrectMinOffset(minOff)
 	return nil
+}
+
+// rebuildOnNextOpen makes sure that the ConsumeQueue units opening cut
+// off (Table.RebuildFrom) are rebuilt even if this open fails or the
+// process dies before dispatch has put them again: it leaves the abort
+// marker and a checkpoint that sends the next recovery back to the first
+// CommitLog file, as if the queues had been lost. A clean Close restores
+// both.
+func (s *MessageStore) rebuildOnNextOpen() error {
+	s.checkpoint.Update(func(v *recovery.CheckpointValues) { v.LogicsMsgTimestamp = 0 })
+	if err := s.checkpoint.Flush(); err != nil {
+		return err
+	}
+	return s.abort.Create()
 }
 
 // abnormalStart is the start of the newest CommitLog file whose first

@@ -2,13 +2,16 @@ package store
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/mappedfile"
 )
 
@@ -79,31 +82,124 @@ func TestStore_Recovery_DamagedCommitLog(t *testing.T) {
 				at := rec.WroteOffset%int64(smallOptions().CommitLogFileSize) + 30
 				require.NoError(t, os.Truncate(path, at))
 			}},
-			{"bit flip in a body", func(t *testing.T, path string, rec PutResult) {
-				f, err := os.OpenFile(path, os.O_RDWR, 0)
-				require.NoError(t, err)
-				defer f.Close()
-				at := rec.WroteOffset%int64(smallOptions().CommitLogFileSize) + int64(rec.WroteBytes) - 60
-				b := make([]byte, 1)
-				_, err = f.ReadAt(b, at)
-				require.NoError(t, err)
-				b[0] ^= 0x10
-				_, err = f.WriteAt(b, at)
-				require.NoError(t, err)
-			}},
 		} {
 			t.Run(fmt.Sprintf("%s/crashed=%v", tc.name, crashed), func(t *testing.T) {
 				dir := t.TempDir()
 				res := fillStore(t, dir, 120)
 				const cut = 110
 				tc.damage(t, lastCommitLogFile(t, dir, res[cut].WroteOffset), res[cut])
-				if crashed {
-					require.NoError(t, os.WriteFile(filepath.Join(dir, "abort"), nil, 0o644))
+				if !crashed {
+					// After a clean shutdown everything was flushed: a bad
+					// last record is damage, not a torn tail.
+					_, err := Open(dir, smallOptions())
+					require.ErrorIs(t, err, commitlog.ErrCorrupt)
+					opts := smallOptions()
+					opts.RepairCommitLog = true
+					checkPrefix(t, openTestStore(t, dir, opts), cut)
+					return
 				}
+				// A crash before the checkpoint recorded a flush: a torn tail.
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "abort"), nil, 0o644))
+				zeroCheckpoint(t, dir)
 				s := openTestStore(t, dir, smallOptions())
 				checkPrefix(t, s, cut)
 			})
 		}
+	}
+}
+
+// zeroCheckpoint clears the checkpoint's timestamps, as in a store that
+// crashed before it ever wrote them.
+func zeroCheckpoint(t *testing.T, dir string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "checkpoint"), make([]byte, 4096), 0o644))
+}
+
+// storeFiles maps the path (under dir) of every file of the CommitLog,
+// ConsumeQueues and index to its bytes.
+func storeFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, sub := range []string{"commitlog", "consumequeue", "index"} {
+		err := filepath.WalkDir(filepath.Join(dir, sub), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			out[strings.TrimPrefix(path, dir)] = b
+			return err
+		})
+		require.NoError(t, err)
+	}
+	return out
+}
+
+// flipBit flips one bit of the store's CommitLog at offset off.
+func flipBit(t *testing.T, dir string, off int64, fileSize int) {
+	t.Helper()
+	path := filepath.Join(dir, "commitlog", mappedfile.FileName(off-off%int64(fileSize)))
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	b := make([]byte, 1)
+	_, err = f.ReadAt(b, off%int64(fileSize))
+	require.NoError(t, err)
+	b[0] ^= 0x10
+	_, err = f.WriteAt(b, off%int64(fileSize))
+	require.NoError(t, err)
+}
+
+// A bit flip in the middle of the CommitLog, with valid records after it in
+// the same file (and the next), is corruption: Open refuses, names the file
+// and offset, and changes nothing; with RepairCommitLog it moves the
+// damaged files aside and opens with the records before the flip. (After a
+// clean shutdown recovery checks only the last file, where the
+// ConsumeQueues end, as RocketMQ 5.3.2+ does.)
+func TestStore_Recovery_CorruptRecordInTheMiddle(t *testing.T) {
+	for _, tc := range []struct {
+		crashed bool
+		bad     int
+	}{{false, 250}, {true, 250}, {true, 110}} {
+		t.Run(fmt.Sprintf("crashed=%v/record=%d", tc.crashed, tc.bad), func(t *testing.T) {
+			dir := t.TempDir()
+			res := fillStore(t, dir, 300)
+			bad, crashed := tc.bad, tc.crashed
+			size := smallOptions().CommitLogFileSize
+			if bad == 110 {
+				require.Greater(t, res[299].WroteOffset/int64(size), res[bad].WroteOffset/int64(size), "valid records in later files")
+			}
+			flipBit(t, dir, res[bad].WroteOffset+int64(res[bad].WroteBytes)-60, size)
+			if crashed {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "abort"), nil, 0o644))
+			}
+			before := storeFiles(t, dir)
+
+			_, err := Open(dir, smallOptions())
+			require.ErrorIs(t, err, commitlog.ErrCorrupt)
+			var ce *commitlog.CorruptionError
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, res[bad].WroteOffset, ce.Offset)
+			require.Equal(t, lastCommitLogFile(t, dir, res[bad].WroteOffset), ce.File)
+			require.Equal(t, before, storeFiles(t, dir), "nothing was deleted or changed")
+
+			opts := smallOptions()
+			opts.RepairCommitLog = true
+			s := openTestStore(t, dir, opts)
+			checkPrefix(t, s, bad)
+			var aside []string
+			entries, err := os.ReadDir(filepath.Join(dir, "commitlog"))
+			require.NoError(t, err)
+			for _, e := range entries {
+				if strings.Contains(e.Name(), ".damaged-") {
+					aside = append(aside, e.Name())
+					name := e.Name()[:strings.Index(e.Name(), ".damaged-")]
+					b, err := os.ReadFile(filepath.Join(dir, "commitlog", e.Name()))
+					require.NoError(t, err)
+					require.Equal(t, before["/commitlog/"+name], b, "%s is moved aside whole", name)
+				}
+			}
+			require.Len(t, aside, int(res[299].WroteOffset/int64(size)-res[bad].WroteOffset/int64(size))+1)
+		})
 	}
 }
 
@@ -132,7 +228,10 @@ func TestStore_Recovery_EndsRightAfterPadding(t *testing.T) {
 				}
 			}
 			if crashed {
+				// A crash before the checkpoint recorded the flush of the
+				// lost file (else losing it is damage, refused).
 				require.NoError(t, os.WriteFile(filepath.Join(dir, "abort"), nil, 0o644))
+				zeroCheckpoint(t, dir)
 			}
 			s := openTestStore(t, dir, smallOptions())
 			checkPrefix(t, s, cut)
@@ -178,6 +277,51 @@ func TestStore_Recovery_RebuildsQueuesAndIndex(t *testing.T) {
 			tc.damage(t, dir, stale)
 			s2 := openTestStore(t, dir, smallOptions())
 			checkPrefix(t, s2, 130)
+		})
+	}
+}
+
+// editUnit changes the bytes of unit index of a closed store's queue.
+func editUnit(t *testing.T, dir, topic string, queueID int32, index int64, edit func(u []byte)) {
+	t.Helper()
+	per := int64(smallOptions().ConsumeQueueFileUnits)
+	path := filepath.Join(dir, "consumequeue", topic, fmt.Sprint(queueID), mappedfile.FileName(index/per*per*20))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	pos := index % per * 20
+	edit(b[pos : pos+20])
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+}
+
+// A ConsumeQueue unit damaged in the middle of a queue (units after it)
+// is not served and the queue is not cut there for good: the units from
+// it on are built again from the CommitLog, even when the open that found
+// the damage fails.
+func TestStore_Recovery_RebuildsDamagedConsumeQueue(t *testing.T) {
+	for _, refused := range []bool{false, true} {
+		t.Run(fmt.Sprintf("first open refused=%v", refused), func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTestStore(t, dir, smallOptions())
+			var res []PutResult // 13 files of 10 units, each message followed by one of another queue
+			for i := range 130 {
+				res = append(res, mustPut(t, s, msg("TopicRec", 0, fmt.Sprintf("body-%d-%s", i, make([]byte, 200)), "", fmt.Sprint("key", i))))
+				mustPut(t, s, msg("TopicOther", 1, "another queue", "", ""))
+			}
+			require.NoError(t, s.Close())
+			editUnit(t, dir, "TopicRec", 0, 115, func(u []byte) { clear(u[4:8]) }) // its offset goes back
+			if refused {
+				flipBit(t, dir, res[125].WroteOffset+int64(res[125].WroteBytes)-60, smallOptions().CommitLogFileSize)
+				_, err := Open(dir, smallOptions())
+				require.ErrorIs(t, err, commitlog.ErrCorrupt)
+				opts := smallOptions()
+				opts.RepairCommitLog = true
+				s = openTestStore(t, dir, opts)
+				checkPrefix(t, s, 125)
+				return
+			}
+			s = openTestStore(t, dir, smallOptions())
+			// one more than the 130 is the put after the cut, by checkPrefix
+			checkPrefix(t, s, 130)
 		})
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/internal/fastjson"
-	"github.com/rocketstore/rocketstore/mappedfile"
+	"github.com/rocketstore/rocketstore/internal/vfs"
 	"github.com/rocketstore/rocketstore/message"
 )
 
@@ -217,33 +217,8 @@ func (sc *scheduler) persist() error {
 	w.End()
 	w.End()
 	sc.mu.Unlock()
-	return writeFileDurably(sc.path, w.Bytes())
-}
-
-// writeFileDurably writes a temp file, syncs it, renames it over path and
-// syncs the folder.
-func writeFileDurably(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+	if err := vfs.WriteFile(vfs.OS{}, sc.path, w.Bytes()); err != nil {
+		return fmt.Errorf("store: %w", err)
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("store: write %s: %w", path, err)
-	}
-	return mappedfile.SyncDir(filepath.Dir(path))
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -49,6 +50,10 @@ type MessageStore struct {
 	services   services
 	delays     []time.Duration
 	sched      *scheduler
+	// timer is nil when DisableTimerWheel, and until its files can be made
+	// on a full disk (timerLater).
+	timer      atomic.Pointer[timerService]
+	timerLater bool // the timer files could not be made at Open: disk full
 
 	flags    runningFlags                  // whether puts are taken, and if not why
 	disp     *dispatcher                   // builds the ConsumeQueues and the index
@@ -63,8 +68,12 @@ type MessageStore struct {
 // Open opens the store in dir, creating it if needed: {dir}/commitlog,
 // {dir}/consumequeue/{topic}/{queueId}, {dir}/index, {dir}/checkpoint. If
 // the last run crashed ({dir}/abort is there), it recovers: the CommitLog is
-// cut at its first bad record, ConsumeQueue units and index entries past it
-// are dropped, and everything after the checkpoint is dispatched again.
+// cut at its torn tail, ConsumeQueue units and index entries past it are
+// dropped, and everything after the checkpoint is dispatched again. A
+// corrupt record in the middle of the CommitLog (valid records after it)
+// is not a torn tail: Open fails with an error wrapping
+// commitlog.ErrCorrupt (a *commitlog.CorruptionError naming the file and
+// offset) and deletes nothing, unless Options.RepairCommitLog is set.
 func Open(dir string, opts Options) (*MessageStore, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
@@ -79,8 +88,13 @@ func Open(dir string, opts Options) (*MessageStore, error) {
 	s.startServices()
 	s.wg.Go(func() { s.disp.loop(s.stop) })
 	s.wg.Go(s.cleanLoop)
-	if !s.opts.Replica {
+	if !s.opts.Replica { // a slave delivers no delayed or timer messages: its master does
 		s.wg.Go(s.sched.loop)
+		if t := s.timer.Load(); t != nil {
+			s.wg.Go(t.loop)
+		} else if s.timerLater {
+			s.wg.Go(s.openTimerLater)
+		}
 	}
 	return s, nil
 }
@@ -125,6 +139,20 @@ func (s *MessageStore) open() error {
 	if s.sched, err = newScheduler(s); err != nil {
 		return err
 	}
+	if !s.opts.DisableTimerWheel {
+		t, err := openTimer(s)
+		switch {
+		case err == nil:
+			s.timer.Store(t)
+		case errors.Is(err, syscall.ENOSPC):
+			// Timer messages wait in the CommitLog (their queue) until the
+			// files can be made; the store serves everything else.
+			s.timerLater = true
+			s.log.Warn("the timer files cannot be made, the disk is full; timer messages wait until there is room", "err", err)
+		default:
+			return err
+		}
+	}
 	return s.abort.Create()
 }
 
@@ -139,17 +167,25 @@ func (s *MessageStore) Close() error {
 	s.wg.Wait()
 	err := s.sched.persist()
 	err = errors.Join(err, s.services.close())
+	if t := s.timer.Load(); t != nil {
+		err = errors.Join(err, t.close()) // after the CommitLog's last flush
+	}
 	// What was put before Close is dispatched; a put still under way must
 	// not dispatch into the files closed below.
 	s.disp.close()
 	if s.index != nil {
 		err = errors.Join(err, s.index.Flush())
 	}
-	err = errors.Join(err, s.cqs.Flush(0))
-	s.checkpoint.Update(func(v *recovery.CheckpointValues) {
-		v.PhysicMsgTimestamp = max(v.PhysicMsgTimestamp, s.cl.LastStoreTimestamp())
-		v.LogicsMsgTimestamp = max(v.LogicsMsgTimestamp, s.disp.lastTime.Load())
-	})
+	// The checkpoint names only what was flushed: recovery takes a bad
+	// record before its times for damage, not for a torn tail.
+	_, clErr := s.flushCommitLog(0)
+	cqErr := s.cqs.Flush(0)
+	if cqErr == nil {
+		s.checkpoint.Update(func(v *recovery.CheckpointValues) {
+			v.LogicsMsgTimestamp = max(v.LogicsMsgTimestamp, s.disp.lastTime.Load())
+		})
+	}
+	err = errors.Join(err, clErr, cqErr)
 	caughtUp := s.DispatchedOffset() >= s.cl.MaxOffset()
 	// After a failed flush, a flush at close that succeeds proves nothing:
 	// the abort file stays, so the next Open recovers from the disk.
@@ -183,6 +219,9 @@ func (s *MessageStore) closeParts() error {
 	}
 	if s.index != nil {
 		err = errors.Join(err, s.index.Close())
+	}
+	if t := s.timer.Load(); t != nil {
+		err = errors.Join(err, t.closeFiles())
 	}
 	if s.checkpoint != nil {
 		err = errors.Join(err, s.checkpoint.Close())

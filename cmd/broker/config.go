@@ -131,6 +131,10 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.DisableLitePullMessage = !boolean(k, v)
 		case "enablePropertyFilter":
 			o.DisablePropertyFilter = !boolean(k, v)
+		case "transferMsgByHeap":
+			o.TransferMsgByHeap = boolean(k, v)
+		case "repairCommitLog": // ours: see store.Options.RepairCommitLog
+			o.Store.RepairCommitLog = boolean(k, v)
 		case "messageIndexEnable":
 			o.Store.DisableIndex = !boolean(k, v)
 		case "maxHashSlotNum":
@@ -141,6 +145,18 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.TraceTopicEnable = boolean(k, v)
 		case "msgTraceTopicName":
 			o.MsgTraceTopicName = v
+		case "timerWheelEnable":
+			o.Store.DisableTimerWheel = !boolean(k, v)
+		case "timerPrecisionMs":
+			o.Store.TimerPrecisionMs = int(num(k, v))
+		case "timerMaxDelaySec":
+			o.Store.TimerMaxDelaySec = int(num(k, v))
+		case "timerRollWindowSlot":
+			o.Store.TimerRollWindowSlot = int(num(k, v))
+		case "mappedFileSizeTimerLog":
+			o.Store.TimerLogFileSize = int(num(k, v))
+		case "timerFlushIntervalMs":
+			o.Store.TimerFlushInterval = time.Duration(num(k, v)) * time.Millisecond
 		default:
 			unknown = append(unknown, k)
 		}

@@ -111,3 +111,32 @@ slaveTimeout=2000
 		require.Equal(t, role, o.BrokerRole.String())
 	}
 }
+
+func TestApplyProperties_TimerKeys(t *testing.T) {
+	props, err := parseProperties(strings.NewReader(`timerWheelEnable=false
+timerPrecisionMs=500
+timerMaxDelaySec=3600
+timerRollWindowSlot=7200
+mappedFileSizeTimerLog=1048576
+timerFlushIntervalMs=200
+`))
+	require.NoError(t, err)
+	var o broker.Options
+	unknown, err := applyProperties(&o, props)
+	require.NoError(t, err)
+	require.Empty(t, unknown)
+	require.True(t, o.Store.DisableTimerWheel)
+	require.Equal(t, 500, o.Store.TimerPrecisionMs)
+	require.Equal(t, 3600, o.Store.TimerMaxDelaySec)
+	require.Equal(t, 7200, o.Store.TimerRollWindowSlot)
+	require.Equal(t, 1<<20, o.Store.TimerLogFileSize)
+	require.Equal(t, 200*time.Millisecond, o.Store.TimerFlushInterval)
+}
+
+func TestApplyProperties_RepairCommitLog(t *testing.T) {
+	var o broker.Options
+	unknown, err := applyProperties(&o, map[string]string{"repairCommitLog": "true"})
+	require.NoError(t, err)
+	require.Empty(t, unknown)
+	require.True(t, o.Store.RepairCommitLog)
+}

@@ -16,37 +16,33 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/rocketstore/rocketstore/server/broker"
 	"github.com/rocketstore/rocketstore/server/namesrv"
-	"github.com/rocketstore/rocketstore/store"
+	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
 func main() {
-	if err := run(); err != nil {
+	cl, err := parseCommandLine(os.Args[1:], os.Stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case err != nil:
+		os.Exit(2) // parseCommandLine said why
+	}
+	if err := run(cl); err != nil {
 		fmt.Fprintln(os.Stderr, "broker:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	var (
-		confFile   = flag.String("c", "", "broker.conf properties file (RocketMQ's keys)")
-		namesrvArg = flag.String("n", "", "name server addresses, host:port;host:port (default: run one on -namesrv.listen)")
-		nsListen   = flag.String("namesrv.listen", ":9876", "address of the embedded name server, when -n is not given")
-		listen     = flag.String("listen", "", "broker listen address (default :10911, or listenPort)")
-		storeDir   = flag.String("store.dir", "", "store root (default ./store, or storePathRootDir)")
-		ip         = flag.String("brokerIP1", "", "address registered for clients (default 127.0.0.1)")
-		syncFlush  = flag.Bool("syncFlush", false, "acknowledge sends only once flushed (flushDiskType=SYNC_FLUSH)")
-		verbose    = flag.Bool("v", false, "debug logging")
-		trace      = flag.Bool("traceTopicEnable", false, "create the message trace topic (msgTraceTopicName, default RMQ_SYS_TRACE_TOPIC)")
-		cpuProfile = flag.String("cpuprofile", "", "write a CPU profile to this file until the broker stops")
-	)
-	flag.Parse()
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+func run(cl commandLine) error {
+	started := time.Now()
+	if cl.cpuProfile != "" {
+		f, err := os.Create(cl.cpuProfile)
 		if err != nil {
 			return err
 		}
@@ -59,47 +55,13 @@ func run() error {
 		}()
 	}
 	level := slog.LevelInfo
-	if *verbose {
+	if cl.verbose {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-
-	opts := broker.Options{Logger: log}
-	if *confFile != "" {
-		f, err := os.Open(*confFile)
-		if err != nil {
-			return err
-		}
-		props, err := parseProperties(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", *confFile, err)
-		}
-		unknown, err := applyProperties(&opts, props)
-		if err != nil {
-			return fmt.Errorf("%s: %w", *confFile, err)
-		}
-		for _, k := range unknown {
-			log.Warn("ignoring an unknown broker.conf key", "key", k)
-		}
-	}
-	if *namesrvArg != "" {
-		opts.NamesrvAddrs = splitAddrs(*namesrvArg)
-	}
-	if *listen != "" {
-		opts.ListenAddr = *listen
-	}
-	if *storeDir != "" {
-		opts.StoreDir = *storeDir
-	}
-	if *ip != "" {
-		opts.BrokerIP1 = *ip
-	}
-	if *syncFlush {
-		opts.Store.FlushDiskType = store.SyncFlush
-	}
-	if *trace {
-		opts.TraceTopicEnable = true
+	opts, err := cl.options(os.Getenv, log)
+	if err != nil {
+		return err
 	}
 
 	// Catch signals from the start: a stop asked for during start-up is
@@ -109,35 +71,62 @@ func run() error {
 
 	var ns *namesrv.Server
 	if len(opts.NamesrvAddrs) == 0 {
-		var err error
+		// The embedded name server: the broker registers over a loopback
+		// port of its own, and the clients' port opens only once it has,
+		// so that no client is told there is no route to a broker that is
+		// merely starting.
 		if ns, err = namesrv.New(namesrv.Options{Logger: log.With("component", "namesrv")}); err != nil {
 			return err
 		}
-		ln, err := net.Listen("tcp", *nsListen)
+		inner, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return fmt.Errorf("embedded name server: %w", err)
 		}
-		go func() {
-			if err := ns.Serve(ln); err != nil {
-				log.Error("name server stopped", "err", err)
-			}
-		}()
-		_, port, _ := net.SplitHostPort(ln.Addr().String())
-		opts.NamesrvAddrs = []string{net.JoinHostPort("127.0.0.1", port)}
-		log.Info("embedded name server listening", "addr", ln.Addr())
+		go serveNamesrv(ns, inner, log)
+		opts.NamesrvAddrs = []string{inner.Addr().String()}
 	}
 
 	b, err := broker.New(opts)
 	if err != nil {
+		if ns != nil {
+			ns.Close()
+		}
 		return err
+	}
+	stop := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err := b.Shutdown(ctx)
+		if ns != nil {
+			err = errors.Join(err, ns.Shutdown(ctx))
+		}
+		return err
+	}
+	nsAddrs := opts.NamesrvAddrs
+	if ns != nil {
+		ln, err := net.Listen("tcp", cl.nsListen)
+		if err != nil {
+			return errors.Join(fmt.Errorf("embedded name server: %w", err), stop())
+		}
+		go serveNamesrv(ns, ln, log)
+		nsAddrs = []string{ln.Addr().String()}
+	}
+	select {
+	case <-b.Registered():
+		log.Info("ready", "broker", b.Addr(), "namesrv", strings.Join(nsAddrs, ";"), "store", b.Store().Dir(),
+			"took", time.Since(started).Round(time.Millisecond))
+	case s := <-sig:
+		log.Info("stopping before the broker was registered", "signal", s.String())
+		return stop()
 	}
 	s := <-sig
 	log.Info("stopping", "signal", s.String())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	err = b.Shutdown(ctx)
-	if ns != nil {
-		err = errors.Join(err, ns.Shutdown(ctx))
+	return stop()
+}
+
+// serveNamesrv serves the embedded name server on ln until it stops.
+func serveNamesrv(ns *namesrv.Server, ln net.Listener, log *slog.Logger) {
+	if err := ns.Serve(ln); err != nil && !errors.Is(err, remoting.ErrServerClosed) {
+		log.Error("name server stopped", "addr", ln.Addr(), "err", err)
 	}
-	return err
 }

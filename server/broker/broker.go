@@ -50,26 +50,42 @@ type Broker struct {
 	haAddr   string      // the HA address registered (haServerAddr)
 
 	registerNow chan struct{}
-	stop        chan struct{}
-	wg          sync.WaitGroup
-	closeOnce   sync.Once
-	closeErr    error
+	// registered is closed at the first successful registration;
+	// registeredOnce says it is (touched only by New, then the register
+	// loop).
+	registered     chan struct{}
+	registeredOnce bool
+	stop           chan struct{}
+	wg             sync.WaitGroup
+	closeOnce      sync.Once
+	closeErr       error
 }
 
-// New opens the store and the config files, listens, and starts serving
-// and registering with the name servers.
+// New opens the store and the config files, and only then, when the
+// broker can serve, opens its port (a fixed port; a port 0 is bound first,
+// to learn the address stamped into records, but not served), serves, and
+// registers with the name servers: it returns once the first registration
+// was tried, so that a client the name servers send here finds a broker
+// that takes its messages. Registered reports when one succeeded.
 func New(opts Options) (*Broker, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	b := &Broker{opts: opts, log: opts.Logger, registerNow: make(chan struct{}, 1), stop: make(chan struct{})}
+	b := &Broker{opts: opts, log: opts.Logger, registerNow: make(chan struct{}, 1), stop: make(chan struct{}),
+		registered: make(chan struct{})}
 	if err := b.open(); err != nil {
 		return nil, errors.Join(fmt.Errorf("broker: %w", err), b.closeParts())
 	}
 	b.wg.Go(func() { b.serve(b.ln) })
 	if b.vip != nil {
 		b.wg.Go(func() { b.serve(b.vip) })
+	}
+	if len(opts.NamesrvAddrs) == 0 {
+		close(b.registered)
+	} else if !b.registerAll() {
+		b.log.Warn("not registered with any name server yet: clients cannot find this broker until it is; retrying",
+			"namesrv", opts.NamesrvAddrs, "every", opts.RegisterInterval)
 	}
 	b.wg.Go(b.registerLoop)
 	b.wg.Go(b.checkLoop)
@@ -79,23 +95,21 @@ func New(opts Options) (*Broker, error) {
 	return b, nil
 }
 
+// Registered is closed once the broker has registered with a name server
+// (at once when it has none to register with).
+func (b *Broker) Registered() <-chan struct{} { return b.registered }
+
 func (b *Broker) open() error {
-	ln, err := net.Listen("tcp", b.opts.ListenAddr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", b.opts.ListenAddr, err)
-	}
-	b.ln = ln
-	port := ln.Addr().(*net.TCPAddr).Port
-	if !b.opts.NoVIPChannel && port > 2 {
-		host, _, _ := net.SplitHostPort(b.opts.ListenAddr)
-		vip, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port-2)))
-		if err != nil {
-			b.log.Warn("the VIP channel (listen port - 2) is not served", "err", err)
-		} else {
-			b.vip = vip
+	_, portStr, _ := net.SplitHostPort(b.opts.ListenAddr) // checked by validate
+	port, _ := strconv.Atoi(portStr)
+	if port == 0 {
+		if err := b.listen(); err != nil {
+			return err
 		}
+		port = b.ln.Addr().(*net.TCPAddr).Port
 	}
 	b.addr = net.JoinHostPort(b.opts.BrokerIP1, strconv.Itoa(port))
+	var err error
 	if b.host, err = netip.ParseAddrPort(b.addr); err != nil {
 		return err
 	}
@@ -109,7 +123,6 @@ func (b *Broker) open() error {
 	if b.store, err = store.Open(b.opts.StoreDir, so); err != nil {
 		return err
 	}
-	b.waitNextFile()
 	if err := b.startHA(port); err != nil {
 		return err
 	}
@@ -147,20 +160,31 @@ func (b *Broker) open() error {
 		}
 	}
 	b.registerProcessors()
+	if b.ln == nil {
+		return b.listen()
+	}
 	return nil
 }
 
-// waitNextFile waits for the CommitLog file the store makes in the
-// background at start-up (AllocateMappedFileService). A broker that has
-// been running made it long ago; waiting here keeps its zeroing (seconds of
-// CPU for a 1 GiB file) out of the first requests' way, and the broker
-// reports ready only after it.
-func (b *Broker) waitNextFile() {
-	start := time.Now()
-	b.store.CommitLog().WaitAllocated()
-	if took := time.Since(start); took > 100*time.Millisecond {
-		b.log.Info("the next commit log file is ready", "took", took)
+// listen opens the client port and, unless NoVIPChannel, the VIP channel
+// (port - 2); nothing is served before Serve.
+func (b *Broker) listen() error {
+	ln, err := net.Listen("tcp", b.opts.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", b.opts.ListenAddr, err)
 	}
+	b.ln = ln
+	port := ln.Addr().(*net.TCPAddr).Port
+	if !b.opts.NoVIPChannel && port > 2 {
+		host, _, _ := net.SplitHostPort(b.opts.ListenAddr)
+		vip, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port-2)))
+		if err != nil {
+			b.log.Warn("the VIP channel (listen port - 2) is not served", "err", err)
+		} else {
+			b.vip = vip
+		}
+	}
+	return nil
 }
 
 // serve runs the remoting server on one listener until Shutdown.
@@ -210,13 +234,13 @@ func (b *Broker) registerLoop() {
 	t := time.NewTicker(b.opts.RegisterInterval)
 	defer t.Stop()
 	for {
-		b.registerAll()
 		select {
 		case <-b.stop:
 			return
 		case <-t.C:
 		case <-b.registerNow:
 		}
+		b.registerAll()
 	}
 }
 
@@ -231,16 +255,19 @@ func (b *Broker) registration() *namesrv.BrokerRegistration {
 	}
 }
 
-func (b *Broker) registerAll() {
+// registerAll registers with every name server and reports whether one
+// took the registration; the first success closes registered.
+func (b *Broker) registerAll() bool {
 	if b.nsClient == nil {
 		c, err := remoting.NewClient(remoting.Options{Logger: b.log})
 		if err != nil {
 			b.log.Error("name server client", "err", err)
-			return
+			return false
 		}
 		b.nsClient = c
 	}
 	reg := b.registration()
+	ok := false
 	for _, addr := range b.opts.NamesrvAddrs {
 		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
 		res, err := namesrv.Register(ctx, b.nsClient, addr, reg)
@@ -249,8 +276,14 @@ func (b *Broker) registerAll() {
 			b.log.Warn("registering with the name server failed", "namesrv", addr, "err", err)
 			continue
 		}
+		ok = true
 		b.learnMaster(res)
 	}
+	if ok && !b.registeredOnce {
+		b.registeredOnce = true
+		close(b.registered)
+	}
+	return ok
 }
 
 // Shutdown stops accepting requests, answers held pulls, waits for requests
@@ -280,6 +313,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 
 func (b *Broker) closeParts() error {
 	var err error
+	if b.hold != nil {
+		b.hold.close()
+	}
 	if b.ln != nil {
 		b.ln.Close()
 	}

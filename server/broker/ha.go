@@ -34,6 +34,15 @@ func (b *Broker) startHA(port int) error {
 		cfg.ListenAddr = b.haListenAddr(port)
 	}
 	svc, err := ha.Start(b.store, cfg)
+	if err != nil && cfg.Role != ha.RoleSlave && b.opts.HAListenPort == 0 {
+		// The default port (listen port + 1) is taken: take any, which
+		// the name server tells slaves. A haListenPort set is kept or fails.
+		b.log.Warn("the default HA port (listen port + 1) is taken; listening for slaves on another, registered with the name server",
+			"addr", cfg.ListenAddr, "err", err)
+		host, _, _ := net.SplitHostPort(cfg.ListenAddr)
+		cfg.ListenAddr = net.JoinHostPort(host, "0")
+		svc, err = ha.Start(b.store, cfg)
+	}
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/rocketstore/rocketstore/message"
 	"github.com/rocketstore/rocketstore/server/namesrv"
 	"github.com/rocketstore/rocketstore/server/remoting"
+	"github.com/rocketstore/rocketstore/store"
 )
 
 func startNamesrv(t *testing.T) (*namesrv.Server, string) {
@@ -94,4 +96,30 @@ func TestBroker_MasterAndSlave(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "the route never showed both brokers")
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// A master whose default HA port (listen port + 1) is taken listens on
+// another and registers that one.
+func TestBroker_DefaultHAPortTaken(t *testing.T) {
+	var ln, taken net.Listener
+	for range 20 { // a listen port whose next port is free to take
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		p := l.Addr().(*net.TCPAddr).Port
+		if tk, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p+1))); err == nil {
+			ln, taken = l, tk
+			break
+		}
+		l.Close()
+	}
+	require.NotNil(t, ln)
+	defer taken.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	b, err := New(Options{ListenAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), NoVIPChannel: true, StoreDir: t.TempDir(),
+		Store: store.Options{CommitLogFileSize: 1 << 20}})
+	require.NoError(t, err)
+	defer b.Shutdown(context.Background())
+	require.NotEqual(t, port+1, b.ha.Master().Addr().(*net.TCPAddr).Port)
+	require.Equal(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(b.ha.Master().Addr().(*net.TCPAddr).Port)), b.registration().HAServerAddr)
 }

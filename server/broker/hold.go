@@ -16,14 +16,19 @@ import (
 type holdService struct {
 	b *Broker
 
-	mu    sync.Mutex // guards held and dirty
+	mu    sync.Mutex // guards held, dirty and stopped
 	held  map[holdKey][]*pullRequest
 	dirty map[holdKey]struct{}
-	count atomic.Int64 // pulls held, so arrivals skip the lock when none are
+	// stopped is set once the held pulls were answered at close: a pull
+	// that would be held after that is answered at once, or it would keep
+	// the broker's shutdown waiting until its suspend timeout.
+	stopped bool
+	count   atomic.Int64 // pulls held, so arrivals skip the lock when none are
 
-	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	wake    chan struct{}
+	closing atomic.Bool // set by the first close
+	stop    chan struct{}
+	done    chan struct{}
 }
 
 type holdKey struct {
@@ -54,6 +59,11 @@ func (h *holdService) suspend(p *pullRequest, maxOffset int64) {
 	p.deadline = time.Now().Add(time.Duration(p.suspendMillis) * time.Millisecond)
 	k := holdKey{p.topic, p.queueID}
 	h.mu.Lock()
+	if h.stopped {
+		h.mu.Unlock()
+		h.respond(p, h.b.pull(p, false))
+		return
+	}
 	h.held[k] = append(h.held[k], p)
 	h.count.Add(1)
 	h.mu.Unlock()
@@ -157,6 +167,7 @@ func (h *holdService) answerAll() {
 	h.mu.Lock()
 	all := h.held
 	h.held = make(map[holdKey][]*pullRequest)
+	h.stopped = true
 	h.mu.Unlock()
 	for _, ps := range all {
 		for _, p := range ps {
@@ -166,13 +177,12 @@ func (h *holdService) answerAll() {
 	}
 }
 
-// close answers the held pulls and stops the service.
+// close answers the held pulls and stops the service; pulls that would
+// be held from then on are answered at once. Every call returns once the
+// service has stopped.
 func (h *holdService) close() {
-	select {
-	case <-h.stop:
-		return
-	default:
+	if h.closing.CompareAndSwap(false, true) {
+		close(h.stop)
 	}
-	close(h.stop)
 	<-h.done
 }

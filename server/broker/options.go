@@ -44,6 +44,11 @@ type Options struct {
 	// DisableLongPolling answers a pull that finds nothing at once
 	// (longPollingEnable=false holds it only 1 s in RocketMQ; here it is not held).
 	DisableLongPolling bool
+	// TransferMsgByHeap copies a pull's records into one body before
+	// writing it (transferMsgByHeap, true by default in RocketMQ). The
+	// default here, false, writes them straight from the mapped CommitLog
+	// with writev, as RocketMQ does with transferMsgByHeap=false.
+	TransferMsgByHeap bool
 	// FlushConsumerOffsetInterval is how often offsets are saved; 0 means 5 s.
 	FlushConsumerOffsetInterval time.Duration
 	// TransactionCheckInterval is how often open transactions are checked

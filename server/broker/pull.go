@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/rocketstore/rocketstore/server/broker/clients"
 	"github.com/rocketstore/rocketstore/server/protocol"
@@ -97,7 +98,12 @@ func (b *Broker) pull(p *pullRequest, allowSuspend bool) *remoting.Command {
 	}
 
 	res := b.store.GetMessage(p.group, p.topic, p.queueID, p.offset, p.maxMsgNums, p.filter)
-	defer res.Release()
+	released := false
+	defer func() {
+		if !released {
+			res.Release()
+		}
+	}()
 	b.stats.pulled(p.group, p.topic, len(res.Messages))
 	code, remark := remoting.Success, ""
 	switch res.Status {
@@ -132,13 +138,47 @@ func (b *Broker) pull(p *pullRequest, allowSuspend bool) *remoting.Command {
 		"suggestWhichBrokerId": "0",
 	}
 	if code == remoting.Success {
-		body := make([]byte, 0, res.BufferTotalSize)
-		for _, m := range res.Messages {
-			body = append(body, m.Bytes()...)
+		if b.opts.TransferMsgByHeap {
+			resp.Body = pullBodyOnHeap(res)
+		} else {
+			resp.BodyParts = pullBodyParts(res)
+			resp.Release = res.Release // once written: the records stay mapped until then
+			released = true
 		}
-		resp.Body = body
 	}
 	return resp
+}
+
+// pullBodyOnHeap copies the records into one body (transferMsgByHeap=true).
+func pullBodyOnHeap(res *store.GetResult) []byte {
+	body := make([]byte, 0, res.BufferTotalSize)
+	for _, m := range res.Messages {
+		body = append(body, m.Bytes()...)
+	}
+	return body
+}
+
+// pullBodyParts returns the records as slices of the mapped CommitLog,
+// records adjacent in memory joined into one slice, to be written with
+// writev without a copy (transferMsgByHeap=false: RocketMQ's FileRegion).
+func pullBodyParts(res *store.GetResult) [][]byte {
+	parts := make([][]byte, 0, len(res.Messages))
+	for _, m := range res.Messages {
+		b := m.Bytes()
+		if n := len(parts); n > 0 && len(b) > 0 && follows(parts[n-1], b) {
+			// Both lie in mappings held until the response is released,
+			// so the joined span is valid memory.
+			parts[n-1] = unsafe.Slice(unsafe.SliceData(parts[n-1]), len(parts[n-1])+len(b))
+			continue
+		}
+		parts = append(parts, b)
+	}
+	return parts
+}
+
+// follows reports whether b starts in memory right where a ends.
+func follows(a, b []byte) bool {
+	return unsafe.Add(unsafe.Pointer(unsafe.SliceData(a)), len(a)) == unsafe.Pointer(unsafe.SliceData(b))
 }
 
 // pullFilter sets p.filter from the request's subscription or, as push

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/message"
+	"github.com/rocketstore/rocketstore/server/broker/meta"
 	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
@@ -39,6 +40,9 @@ func (b *Broker) processSend(_ context.Context, req *remoting.Request) *remoting
 	}
 	if err := message.ValidateTopic(topic); err != nil {
 		return errResponse(remoting.MessageIllegal, "%v", err)
+	}
+	if isNotAllowedSendTopic(topic) {
+		return errResponse(remoting.NoPermission, "Sending message to topic[%s] is forbidden.", topic)
 	}
 	cfg, resp := b.topicForSend(topic, h.str("defaultTopic"), int(defaultQueueNums), sysFlag)
 	if resp != nil {
@@ -95,6 +99,11 @@ func (b *Broker) topicForSend(topic, defaultTopic string, queueNums int, sysFlag
 			return cfg, errResponse(remoting.NoPermission, "the topic[%s] sending message is forbidden", topic)
 		}
 		return cfg, nil
+	}
+	if queueNums <= 0 || queueNums > meta.MaxQueueNums {
+		return protocol.TopicConfig{}, errResponse(remoting.InvalidParameter,
+			"topic[%s] not exist, and it cannot be created with defaultTopicQueueNums %d: the queue count must be in [1, %d]",
+			topic, queueNums, meta.MaxQueueNums)
 	}
 	if defaultTopic == "" {
 		defaultTopic = message.TopicAutoCreate
@@ -153,6 +162,10 @@ func putError(err error) *remoting.Command {
 		errors.Is(err, message.ErrBadTopic), errors.Is(err, message.ErrBadProperties),
 		errors.Is(err, store.ErrBadQueueID), errors.Is(err, store.ErrDelayedBatch):
 		return errResponse(remoting.MessageIllegal, "message illegal: %v", err)
+	case errors.Is(err, store.ErrTimerIllegal): // WHEEL_TIMER_MSG_ILLEGAL
+		return errResponse(remoting.MessageIllegal, "timer message illegal: %v", err)
+	case errors.Is(err, store.ErrTimerNotEnabled): // WHEEL_TIMER_NOT_ENABLE
+		return errResponse(remoting.SystemError, "accurate timer message is not enabled, timerWheelEnable is false")
 	case errors.Is(err, store.ErrNotWritable), errors.Is(err, store.ErrDiskFull):
 		// The store refuses puts; the remark names why (disk full,
 		// dispatch stopped, an earlier disk write failed), as RocketMQ

@@ -54,7 +54,7 @@ func BenchmarkEncode_SendMessageV2_RocketMQ(b *testing.B) { benchmarkEncode(b, S
 
 // benchmarkDecode reads the frame as the server does: FrameReader over a
 // buffered stream.
-func benchmarkDecode(b *testing.B, st SerializeType) {
+func benchmarkDecode(b *testing.B, st SerializeType, recycle bool) {
 	c := sendMessageV2Request(1024)
 	c.SerializeType = st
 	frame, err := c.AppendFrame(nil)
@@ -69,14 +69,29 @@ func benchmarkDecode(b *testing.B, st SerializeType) {
 	for b.Loop() {
 		r.Reset(frame)
 		br.Reset(r)
-		if _, err := fr.ReadCommand(); err != nil {
+		cmd, err := fr.ReadCommand()
+		if err != nil {
 			b.Fatal(err)
+		}
+		if recycle {
+			fr.recycle(cmd.ExtFields)
 		}
 	}
 }
 
-func BenchmarkDecode_SendMessageV2_JSON(b *testing.B)     { benchmarkDecode(b, SerializeJSON) }
-func BenchmarkDecode_SendMessageV2_RocketMQ(b *testing.B) { benchmarkDecode(b, SerializeRocketMQ) }
+func BenchmarkDecode_SendMessageV2_JSON(b *testing.B) { benchmarkDecode(b, SerializeJSON, false) }
+func BenchmarkDecode_SendMessageV2_RocketMQ(b *testing.B) {
+	benchmarkDecode(b, SerializeRocketMQ, false)
+}
+
+// The ext map given back after each request, as the server does for
+// inline processors.
+func BenchmarkDecode_SendMessageV2_JSON_Recycled(b *testing.B) {
+	benchmarkDecode(b, SerializeJSON, true)
+}
+func BenchmarkDecode_SendMessageV2_RocketMQ_Recycled(b *testing.B) {
+	benchmarkDecode(b, SerializeRocketMQ, true)
+}
 
 // BenchmarkInvoke_Loopback is one request/response over TCP on loopback:
 // encode, write, read, decode, dispatch, and back.

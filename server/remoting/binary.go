@@ -72,7 +72,9 @@ func decodeRocketMQHeader(h []byte, c *Command) error {
 	if es == ee {
 		return nil
 	}
-	c.ExtFields = make(map[string]string, countRocketMQExt(h[es:ee]))
+	if c.ExtFields == nil {
+		c.ExtFields = make(map[string]string, countRocketMQExt(h[es:ee]))
+	}
 	for i = es; i < ee; {
 		if ee-i < 2 {
 			return fmt.Errorf("remoting: ROCKETMQ ext key length cut short: %w", ErrBadHeader)

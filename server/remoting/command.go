@@ -99,6 +99,16 @@ type Command struct {
 	ExtFields map[string]string
 	// Body is the payload after the header.
 	Body []byte
+	// BodyParts, when not nil, is the body instead of Body (which must be
+	// nil): slices written one after another without being copied, such
+	// as records in a mapped CommitLog file (a zero-copy pull). They must
+	// stay valid until Release is called.
+	BodyParts [][]byte
+	// Release, when not nil, is called once the frame has been written or
+	// dropped (the connection closed, or the request was oneway), and
+	// never again: it gives back what BodyParts alias. Clone and Decode
+	// never set it.
+	Release func()
 	// SerializeType is the header encoding the command was read with, and
 	// the one it is written with.
 	SerializeType SerializeType
@@ -129,6 +139,38 @@ func NewResponse(code int, remark string) *Command {
 	}
 }
 
+// bodyLen is the length of the body, Body or BodyParts.
+func (c *Command) bodyLen() int {
+	if c.BodyParts == nil {
+		return len(c.Body)
+	}
+	n := 0
+	for _, p := range c.BodyParts {
+		n += len(p)
+	}
+	return n
+}
+
+// body returns the body as one slice, joining BodyParts into a new one.
+func (c *Command) body() []byte {
+	if c.BodyParts == nil {
+		return c.Body
+	}
+	b := make([]byte, 0, c.bodyLen())
+	for _, p := range c.BodyParts {
+		b = append(b, p...)
+	}
+	return b
+}
+
+// release calls Release once.
+func (c *Command) release() {
+	if r := c.Release; r != nil {
+		c.Release = nil
+		r()
+	}
+}
+
 // IsResponse reports whether the response flag bit is set.
 func (c *Command) IsResponse() bool { return c.Flag&FlagResponse != 0 }
 
@@ -156,6 +198,10 @@ func (c *Command) Clone() *Command {
 	if c.Body != nil {
 		d.Body = append([]byte(nil), c.Body...)
 	}
+	if c.BodyParts != nil {
+		d.Body, d.BodyParts = c.body(), nil
+	}
+	d.Release = nil
 	return &d
 }
 
@@ -174,6 +220,6 @@ func (c *Command) String() string {
 	if len(c.ExtFields) > 0 {
 		fmt.Fprintf(&b, " ext=%v", c.ExtFields)
 	}
-	fmt.Fprintf(&b, " body=%dB}", len(c.Body))
+	fmt.Fprintf(&b, " body=%dB}", c.bodyLen())
 	return b.String()
 }

@@ -1,7 +1,6 @@
 package remoting
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -29,16 +28,29 @@ type Conn struct {
 
 	nextOpaque atomic.Int32
 
-	wmu          sync.Mutex // guards the four fields below (see writer.go)
-	pend         []byte     // frames queued behind the writer, in order
+	// Bounds on what the connection may have queued (see limits.go).
+	queued  atomic.Int64  // bytes of frames sent and not yet written
+	owed    atomic.Int64  // requests read and not yet answered
+	paused  atomic.Bool   // the reader waits for queued or owed to drop, or writes
+	resumed chan struct{} // wakes the paused reader; buffered 1
+
+	wmu          sync.Mutex // guards the fields up to spare (see writer.go)
+	pend         []byte     // frames queued behind the writer, in order, after segs
+	sealed       int        // pend[:sealed] is in segs already
+	segs         [][]byte   // queued ahead of pend[sealed:]: pieces of pend and uncopied bodies
+	rels         []func()   // releases of the uncopied bodies in segs
 	pendDeadline time.Time  // the soonest deadline of the queued frames
-	writing      bool       // a goroutine writes; it writes pend before it stops
+	writing      bool       // a goroutine writes; it writes the queue before it stops
 	spare        []byte     // a free buffer for pend
-	bufs         net.Buffers
-	bufArr       [2][]byte // bufs and bufArr belong to the writer: writev of frame and large body
+	// The writer's, while writing is set:
+	wbufs     net.Buffers // what it writes
+	wrels     []func()    // to call once written
+	wout      []byte      // the pend buffer it took, kept as spare after
+	wdeadline time.Time
 
 	mu       sync.Mutex // guards the fields below
 	closed   bool
+	isShut   atomic.Bool             // closed, readable without mu
 	closeErr error                   // why it closed
 	pending  map[int32]chan *Command // calls waiting for a response, by opaque
 	deferred map[*Request]struct{}   // deferred requests not yet answered
@@ -54,6 +66,7 @@ func newConn(ep *endpoint, nc net.Conn, id uint64) *Conn {
 		cancel:   cancel,
 		done:     make(chan struct{}),
 		sem:      make(chan struct{}, ep.opts.MaxConcurrentPerConn),
+		resumed:  make(chan struct{}, 1),
 		pending:  make(map[int32]chan *Command),
 		deferred: make(map[*Request]struct{}),
 	}
@@ -92,11 +105,7 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-func (c *Conn) isClosed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
-}
+func (c *Conn) isClosed() bool { return c.isShut.Load() }
 
 // closeWith closes the connection once, recording why.
 func (c *Conn) closeWith(reason error) {
@@ -106,6 +115,7 @@ func (c *Conn) closeWith(reason error) {
 		return
 	}
 	c.closed = true
+	c.isShut.Store(true)
 	c.closeErr = reason
 	pending := c.pending
 	deferred := c.deferred
@@ -116,6 +126,7 @@ func (c *Conn) closeWith(reason error) {
 	c.nc.Close()
 	c.cancel()
 	close(c.done)
+	c.dropQueued()
 	for _, ch := range pending {
 		close(ch)
 	}
@@ -199,15 +210,34 @@ func (c *Conn) dropPending(op int32) {
 // it and runs the close listeners. It runs in a tracked goroutine.
 func (c *Conn) readLoop() {
 	defer c.ep.goroutines.done()
-	fr := NewFrameReader(bufio.NewReaderSize(c.nc, 64<<10), c.ep.opts.MaxFrameSize)
+	br := c.ep.readBuffer(c.nc)
+	fr := NewFrameReader(br, c.ep.opts.MaxFrameSize)
 	var err error
 	for {
 		if !fr.frameBuffered() { // the next read may wait for the peer
-			c.flush() // answers of inline processors go out first
+			c.readerFlush() // answers of inline processors go out first
 			if idle := c.ep.opts.IdleTimeout; idle > 0 {
 				if err = c.nc.SetReadDeadline(time.Now().Add(idle)); err != nil {
 					break
 				}
+			}
+			if br.Buffered() == 0 {
+				// Idle: the 64 KiB buffer goes back to the pool while the
+				// connection waits, so an idle connection costs little more
+				// than its goroutine.
+				c.ep.readBuffers.Put(br)
+				var waited bool
+				waited, err = waitReadable(c.nc)
+				br = c.ep.readBuffer(c.nc)
+				fr.r = br
+				if err != nil && waited {
+					break
+				}
+			}
+		}
+		if c.overLimits() {
+			if err = c.waitBelowLimits(); err != nil {
+				break
 			}
 		}
 		var cmd *Command
@@ -217,10 +247,11 @@ func (c *Conn) readLoop() {
 		}
 		if cmd.IsResponse() {
 			c.deliver(cmd)
-		} else {
-			c.dispatch(cmd, fr.frameBuffered())
+		} else if c.dispatch(cmd) {
+			fr.recycle(cmd.ExtFields)
 		}
 	}
+	c.ep.readBuffers.Put(br)
 	c.logReadEnd(err)
 	c.closeWith(err)
 	for _, f := range c.ep.closeListeners() {
@@ -272,24 +303,27 @@ func (c *Conn) deliver(resp *Command) {
 // dispatch runs an inline processor here, or starts the processor for a
 // request in its own goroutine after waiting for a free slot of
 // MaxConcurrentPerConn. Requests without a processor, or arriving while
-// the endpoint shuts down, are answered here. more says that another
-// request is already read: answers written here wait for the next write
-// or flush.
-func (c *Conn) dispatch(cmd *Command, more bool) {
+// the endpoint shuts down, are answered here. It reports whether the
+// request is done with (answered here, by an inline processor that did not
+// defer it): then its ext map may be reused.
+func (c *Conn) dispatch(cmd *Command) bool {
 	r := c.ep.processor(cmd.Code)
 	req := &Request{Command: cmd, Conn: c}
 	switch {
 	case c.ep.draining.Load():
 		c.answerInline(req, NewResponse(ServiceNotAvailable, "the server is shutting down"))
-		return
+		return true
 	case r.p == nil:
 		c.answerInline(req, NewResponse(RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", cmd.Code)))
-		return
+		return true
 	}
 	c.ep.inflight.add()
+	c.owed.Add(1)
 	if r.inline {
-		c.respond(req, c.run(r.p, req), more)
-		return
+		// Corked: the answer leaves with the others read together, at
+		// the latest when the loop finds no whole frame buffered.
+		c.respond(req, c.run(r.p, req), true)
+		return req.state.Load() == reqDone
 	}
 	select {
 	case c.sem <- struct{}{}:
@@ -299,11 +333,13 @@ func (c *Conn) dispatch(cmd *Command, more bool) {
 		case c.sem <- struct{}{}:
 		case <-c.done:
 			c.ep.inflight.done()
-			return
+			c.owed.Add(-1)
+			return false
 		}
 	}
 	c.ep.goroutines.add()
 	go c.process(r.p, req)
+	return false
 }
 
 func (c *Conn) answerInline(req *Request, resp *Command) {
@@ -311,6 +347,7 @@ func (c *Conn) answerInline(req *Request, resp *Command) {
 		return
 	}
 	resp.Opaque = req.Opaque
+	resp.SerializeType = req.SerializeType
 	if err := c.write(resp, time.Time{}); err != nil {
 		c.ep.log.Debug("remoting: answer not written", "conn", c, "code", req.Code, "err", err)
 	}
@@ -368,4 +405,7 @@ func (c *Conn) requestDone(r *Request, wasDeferred bool) {
 		c.mu.Unlock()
 	}
 	c.ep.inflight.done()
+	if c.owed.Add(-1) <= c.resumeOwed() && c.paused.Load() {
+		c.wake()
+	}
 }

@@ -31,7 +31,9 @@
 // string ext values only: the Go client drops a frame whose ext map holds a
 // bare number.
 //
-// ROCKETMQ header (RocketMQSerializable; read always, written on request):
+// ROCKETMQ header (RocketMQSerializable; read always; a request sent with it
+// is answered with it, unlike a Java server, which answers in its configured
+// form; Go and Java clients read both):
 //
 //	+------+------+---------+--------+-------+-----------+--------+--------+-------------------------+
 //	| code | lang | version | opaque | flag  | remarkLen | remark | extLen | ext: {keyLen u16, key,   |

@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -20,8 +21,9 @@ type Options struct {
 	// IdleTimeout closes a connection that has read nothing for this long
 	// (0: 120 s, RocketMQ's channel max idle time; negative: never).
 	IdleTimeout time.Duration
-	// WriteTimeout bounds each frame write (0: 30 s; negative: none). A
-	// write that times out closes the connection.
+	// WriteTimeout closes a connection whose peer has taken none of the
+	// bytes written to it for this long (0: 30 s; negative: never): a
+	// peer that does not read.
 	WriteTimeout time.Duration
 	// MaxConcurrentPerConn bounds the processors running at once for one
 	// connection (0: 1024). When all are busy the connection is not read
@@ -29,6 +31,20 @@ type Options struct {
 	// its own peer while the peer may fill the connection). Deferred
 	// requests do not count.
 	MaxConcurrentPerConn int
+	// WriteBufferHighWaterMark is how many bytes of frames may wait to be
+	// written on one connection before the connection is no longer read
+	// (0: 64 KiB, Netty's default, which RocketMQ keeps unless
+	// com.rocketmq.remoting.write.buffer.high.water.mark is set). Reading
+	// resumes once the waiting bytes are down to WriteBufferLowWaterMark
+	// (0: 32 KiB). A single frame larger than the mark is still written.
+	WriteBufferHighWaterMark int
+	// WriteBufferLowWaterMark: see WriteBufferHighWaterMark.
+	WriteBufferLowWaterMark int
+	// MaxPendingReplies bounds the requests read from one connection and
+	// not yet answered (processors running, requests deferred, answers
+	// not yet written; 0: 16384). Past it the connection is not read
+	// until three quarters remain.
+	MaxPendingReplies int
 	// DialTimeout bounds connecting (Client only; 0: 3 s, RocketMQ's
 	// connectTimeoutMillis).
 	DialTimeout time.Duration
@@ -52,6 +68,15 @@ func (o Options) withDefaults() Options {
 	if o.MaxConcurrentPerConn == 0 {
 		o.MaxConcurrentPerConn = 1024
 	}
+	if o.WriteBufferHighWaterMark == 0 {
+		o.WriteBufferHighWaterMark = 64 << 10
+	}
+	if o.WriteBufferLowWaterMark == 0 {
+		o.WriteBufferLowWaterMark = min(32<<10, o.WriteBufferHighWaterMark)
+	}
+	if o.MaxPendingReplies == 0 {
+		o.MaxPendingReplies = 16384
+	}
 	if o.DialTimeout == 0 {
 		o.DialTimeout = 3 * time.Second
 	}
@@ -69,6 +94,13 @@ func (o Options) validate() error {
 	if o.MaxConcurrentPerConn < 0 {
 		errs = append(errs, fmt.Errorf("MaxConcurrentPerConn %d is negative", o.MaxConcurrentPerConn))
 	}
+	if o.WriteBufferHighWaterMark < 0 || o.WriteBufferLowWaterMark < 0 || o.WriteBufferLowWaterMark > o.WriteBufferHighWaterMark {
+		errs = append(errs, fmt.Errorf("write buffer water marks low %d, high %d: want 0 <= low <= high",
+			o.WriteBufferLowWaterMark, o.WriteBufferHighWaterMark))
+	}
+	if o.MaxPendingReplies < 0 {
+		errs = append(errs, fmt.Errorf("MaxPendingReplies %d is negative", o.MaxPendingReplies))
+	}
 	if o.DialTimeout < 0 {
 		errs = append(errs, fmt.Errorf("DialTimeout %v is negative", o.DialTimeout))
 	}
@@ -84,6 +116,8 @@ type endpoint struct {
 	regMu      sync.Mutex // serializes changes to processors and listeners
 	processors atomic.Pointer[processorTable]
 	listeners  atomic.Pointer[[]func(*Conn)]
+
+	readBuffers sync.Pool // *bufio.Reader of 64 KiB, shared by the connections not waiting
 
 	nextID     atomic.Uint64
 	draining   atomic.Bool // new requests get SERVICE_NOT_AVAILABLE
@@ -142,6 +176,15 @@ func (ep *endpoint) processor(code int) registered {
 		return r
 	}
 	return t.def
+}
+
+// readBuffer returns a pooled 64 KiB reader of nc.
+func (ep *endpoint) readBuffer(nc net.Conn) *bufio.Reader {
+	if br, ok := ep.readBuffers.Get().(*bufio.Reader); ok {
+		br.Reset(nc)
+		return br
+	}
+	return bufio.NewReaderSize(nc, 64<<10)
 }
 
 func (ep *endpoint) addCloseListener(f func(*Conn)) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"slices"
 )
 
@@ -72,25 +73,32 @@ func (c *Command) appendHead(dst []byte, bodyLen int) ([]byte, error) {
 // AppendFrame appends c's whole frame (length, type and header length,
 // header, body) to dst, in c.SerializeType.
 func (c *Command) AppendFrame(dst []byte) ([]byte, error) {
-	dst, err := c.appendHead(dst, len(c.Body))
+	dst, err := c.appendHead(dst, c.bodyLen())
 	if err != nil {
 		return dst, err
 	}
-	return append(dst, c.Body...), nil
+	if c.BodyParts == nil {
+		return append(dst, c.Body...), nil
+	}
+	for _, p := range c.BodyParts {
+		dst = append(dst, p...)
+	}
+	return dst, nil
 }
 
 // WriteTo writes c's frame to w: the head in one Write, then the body.
 func (c *Command) WriteTo(w io.Writer) (int64, error) {
-	head, err := c.appendHead(make([]byte, 0, 256), len(c.Body))
+	head, err := c.appendHead(make([]byte, 0, 256), c.bodyLen())
 	if err != nil {
 		return 0, err
 	}
-	n, err := w.Write(head)
-	if err != nil || len(c.Body) == 0 {
-		return int64(n), err
+	bufs := net.Buffers{head}
+	if c.BodyParts == nil {
+		bufs = append(bufs, c.Body)
+	} else {
+		bufs = append(bufs, c.BodyParts...)
 	}
-	m, err := w.Write(c.Body)
-	return int64(n + m), err
+	return bufs.WriteTo(w)
 }
 
 // Decode decodes one whole frame, length field included. The returned
@@ -110,7 +118,7 @@ func Decode(frame []byte) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeRest(st, frame[8:8+hlen], frame[8+hlen:])
+	return decodeRest(st, frame[8:8+hlen], frame[8+hlen:], nil)
 }
 
 // parseTypeAndHeaderLength splits the second int32 of a frame whose length
@@ -127,8 +135,10 @@ func parseTypeAndHeaderLength(v uint32, length int) (SerializeType, int, error) 
 	return st, hlen, nil
 }
 
-func decodeRest(st SerializeType, header, body []byte) (*Command, error) {
-	c := &Command{SerializeType: st}
+// decodeRest decodes a frame's header and body; ext, when not nil, is an
+// empty map to decode the ext fields into.
+func decodeRest(st SerializeType, header, body []byte, ext map[string]string) (*Command, error) {
+	c := &Command{SerializeType: st, ExtFields: ext}
 	var err error
 	if st == SerializeJSON {
 		err = decodeJSONHeader(header, c)
@@ -147,9 +157,10 @@ func decodeRest(st SerializeType, header, body []byte) (*Command, error) {
 // FrameReader reads commands from a stream of frames. It is not safe for
 // concurrent use.
 type FrameReader struct {
-	r    *bufio.Reader
-	max  int
-	head [8]byte
+	r     *bufio.Reader
+	max   int
+	head  [8]byte
+	spare map[string]string // an empty ext map for the next command, or nil
 }
 
 // NewFrameReader returns a reader of frames from r that refuses frames over
@@ -204,7 +215,27 @@ func (fr *FrameReader) ReadCommand() (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeRest(st, buf[:hlen], buf[hlen:])
+	ext := fr.spare
+	fr.spare = nil
+	cmd, err := decodeRest(st, buf[:hlen], buf[hlen:], ext)
+	if err == nil && len(cmd.ExtFields) == 0 && cmd.ExtFields != nil && ext != nil {
+		cmd.ExtFields = nil // a header without ext fields reads as before
+		fr.spare = ext
+	}
+	return cmd, err
+}
+
+// maxRecycledExt is the largest ext map kept for the next command.
+const maxRecycledExt = 64
+
+// recycle gives back the ext map of a command that nothing refers to any
+// longer, for the next command read to fill: a request's map is most of
+// what decoding it allocates.
+func (fr *FrameReader) recycle(m map[string]string) {
+	if m != nil && len(m) <= maxRecycledExt {
+		clear(m)
+		fr.spare = m
+	}
 }
 
 // readN reads exactly n bytes into a new slice, growing it as the bytes

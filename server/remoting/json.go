@@ -133,7 +133,7 @@ func decodeJSONHeader(b []byte, c *Command) error {
 		case "remark":
 			c.Remark, err = d.readStringOrNull()
 		case "extFields":
-			c.ExtFields, err = d.readExtFields()
+			c.ExtFields, err = d.readExtFields(c.ExtFields)
 		default:
 			err = d.skipValue(1)
 		}
@@ -218,7 +218,9 @@ func (d *jsonReader) readStringOrNull() (string, error) {
 	return d.readString()
 }
 
-func (d *jsonReader) readExtFields() (map[string]string, error) {
+// readExtFields reads the ext object into dst (which is empty), or a new
+// map when dst is nil.
+func (d *jsonReader) readExtFields(dst map[string]string) (map[string]string, error) {
 	if d.literal("null") {
 		return nil, nil
 	}
@@ -234,6 +236,9 @@ func (d *jsonReader) readExtFields() (map[string]string, error) {
 	pairs := stack[:0]
 	if d.peek() == '}' {
 		d.i++
+		if dst != nil {
+			return dst, nil
+		}
 		return map[string]string{}, nil
 	}
 	for {
@@ -281,7 +286,10 @@ func (d *jsonReader) readExtFields() (map[string]string, error) {
 			d.i++
 		case '}':
 			d.i++
-			m := make(map[string]string, len(pairs))
+			m := dst
+			if m == nil {
+				m = make(map[string]string, len(pairs))
+			}
 			for _, p := range pairs {
 				if p.del {
 					delete(m, p.k)

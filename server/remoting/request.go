@@ -75,7 +75,8 @@ func (r *Request) Defer() {
 }
 
 // Respond writes the response to r: it copies r's opaque into resp and sets
-// the response flag. Responses to oneway requests are dropped. It may be
+// the response flag; a response left in JSON goes in the request's header
+// form (a ROCKETMQ request is answered in ROCKETMQ). Responses to oneway requests are dropped. It may be
 // called once, from any goroutine; it returns ErrConnClosed when the
 // connection has closed (the response is dropped) and ErrAlreadyResponded
 // when r was already answered.
@@ -88,6 +89,7 @@ func (r *Request) respond(resp *Command, cork bool) error {
 	for {
 		prev = r.state.Load()
 		if prev == reqDone {
+			resp.release()
 			if r.Conn.isClosed() {
 				return ErrConnClosed
 			}
@@ -99,10 +101,14 @@ func (r *Request) respond(resp *Command, cork bool) error {
 	}
 	defer r.Conn.requestDone(r, prev == reqDeferred)
 	if r.IsOneway() {
+		resp.release()
 		return nil
 	}
 	resp.Opaque = r.Opaque
 	resp.Flag |= FlagResponse
+	if resp.SerializeType == SerializeJSON {
+		resp.SerializeType = r.SerializeType // answered in kind (JSON unless the client sent ROCKETMQ)
+	}
 	if err := r.Conn.send(resp, time.Time{}, cork); err != nil {
 		return fmt.Errorf("remoting: response to request code %d from %s: %w", r.Code, r.Conn.RemoteAddr(), err)
 	}

@@ -51,7 +51,10 @@ func (s *Server) Register(code int, p Processor) { s.ep.register(code, false, p,
 // responses are written together when several are ready at once. It saves
 // a goroutine and its wake-ups per request, so use it for quick processors
 // that never wait long (a send under asynchronous flush); one that waits
-// stalls its connection. nil removes the processor.
+// stalls its connection. Once it has returned (without deferring the
+// request) the request's ExtFields map is cleared and reused for the next
+// request read: keep its values (strings), not the map. nil removes the
+// processor.
 func (s *Server) RegisterInline(code int, p Processor) { s.ep.register(code, false, p, true) }
 
 // RegisterFunc sets a function as the processor of a request code.

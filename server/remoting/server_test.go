@@ -48,7 +48,7 @@ func TestServer_RoundTrip(t *testing.T) {
 			require.Equal(t, req.Opaque, resp.Opaque)
 			require.Equal(t, req.ExtFields, resp.ExtFields)
 			require.Equal(t, req.Body, resp.Body)
-			require.Equal(t, SerializeJSON, resp.SerializeType) // answers are JSON
+			require.Equal(t, st, resp.SerializeType) // answered in kind
 			got := seen.Load()
 			require.Equal(t, st, got.SerializeType)
 			require.Equal(t, "JAVA", got.Language)
@@ -535,4 +535,28 @@ func TestOptions_Validate(t *testing.T) {
 	require.ErrorContains(t, err, "MaxConcurrentPerConn")
 	_, err = NewClient(Options{DialTimeout: -1})
 	require.ErrorContains(t, err, "DialTimeout")
+}
+
+// TestServer_AnswersInKind: a request with a ROCKETMQ header is answered
+// with one, a JSON request in JSON.
+func TestServer_AnswersInKind(t *testing.T) {
+	checkNoLeaks(t)
+	s := newServer(t, Options{})
+	s.RegisterFunc(HeartBeat, func(context.Context, *Request) *Command {
+		resp := NewResponse(Success, "")
+		resp.ExtFields = map[string]string{"k": "v"}
+		return resp
+	})
+	addr := startServer(t, s)
+	nc, fr := rawConn(t, addr)
+	for _, st := range []SerializeType{SerializeRocketMQ, SerializeJSON, SerializeRocketMQ} {
+		for _, code := range []int{HeartBeat, 9999} { // served, and not supported
+			req := NewRequest(code, nil, nil)
+			req.SerializeType = st
+			writeCmd(t, nc, req)
+			resp, err := fr.ReadCommand()
+			require.NoError(t, err)
+			require.Equal(t, st, resp.SerializeType, "code %d", code)
+		}
+	}
 }

@@ -1,7 +1,10 @@
 package remoting
 
 import (
+	"errors"
 	"fmt"
+	"net"
+	"os"
 	"time"
 )
 
@@ -13,8 +16,13 @@ import (
 // sent with cork waits for the next write or flush (the reading goroutine
 // corks the answers of inline processors while more requests are read).
 
+// ErrPeerNotReading is why a connection closes whose peer took none of
+// the bytes written to it for the write timeout.
+var ErrPeerNotReading = errors.New("remoting: peer not reading")
+
 // smallBody is the largest body copied behind the header into one write;
 // larger bodies go out with writev, uncopied, unless they must be queued.
+// BodyParts are never copied.
 const smallBody = 4 << 10
 
 // maxSpare is the largest write buffer kept for the next write.
@@ -30,107 +38,226 @@ func (c *Conn) write(cmd *Command, deadline time.Time) error {
 // queues it behind the goroutine writing now (or, with cork, for the next
 // write or flush). A failed or timed-out write leaves the stream broken,
 // so it closes the connection; the frames queued then are lost, and the
-// calls waiting for answers fail with ErrConnClosed. cmd's body is not
-// referenced after send returns.
+// calls waiting for answers fail with ErrConnClosed. cmd.Body is not
+// referenced after send returns; cmd.BodyParts are, until cmd.Release is
+// called (once the frame is written or dropped).
 func (c *Conn) send(cmd *Command, deadline time.Time, cork bool) error {
 	c.wmu.Lock()
 	if c.isClosed() {
 		c.wmu.Unlock()
+		cmd.release()
 		return ErrConnClosed
 	}
-	buf, err := cmd.appendHead(c.pend, len(cmd.Body))
+	start := len(c.pend)
+	bodyLen := cmd.bodyLen()
+	buf, err := cmd.appendHead(c.pend, bodyLen)
 	if err != nil {
 		c.wmu.Unlock()
+		cmd.release()
 		return err
 	}
+	frameLen := len(buf) - start + bodyLen
 	queue := c.writing || cork
-	var body []byte
-	if queue || len(cmd.Body) <= smallBody {
+	switch {
+	case cmd.BodyParts != nil:
+		c.sealLocked(buf)
+		for _, p := range cmd.BodyParts {
+			if len(p) > 0 {
+				c.segs = append(c.segs, p)
+			}
+		}
+		if cmd.Release != nil {
+			c.rels = append(c.rels, cmd.Release)
+		}
+	case !queue && len(cmd.Body) > smallBody: // written before send returns
+		c.sealLocked(buf)
+		c.segs = append(c.segs, cmd.Body)
+	default:
 		buf = append(buf, cmd.Body...)
-	} else {
-		body = cmd.Body
+		c.pend = buf
 	}
-	c.pend = buf
+	c.queued.Add(int64(frameLen))
 	c.pendDeadline = sooner(c.pendDeadline, deadline)
 	if queue {
 		c.wmu.Unlock()
 		return nil
 	}
-	out, d := c.takeLocked()
+	c.takeLocked()
 	c.wmu.Unlock()
-	err = c.writeOut(out, body, d)
-	c.drain(out, err)
+	err = c.writeOut()
+	c.drain(err)
 	return err
+}
+
+// sealLocked ends the queued bytes at buf (the pend buffer with a head
+// just appended) so that uncopied slices can follow them.
+func (c *Conn) sealLocked(buf []byte) {
+	if len(buf) > c.sealed {
+		c.segs = append(c.segs, buf[c.sealed:len(buf):len(buf)])
+	}
+	c.pend, c.sealed = buf, len(buf)
 }
 
 // flush writes the queued frames, unless another goroutine is writing
 // (which writes them).
-func (c *Conn) flush() {
+func (c *Conn) flush() { c.flushAs(false) }
+
+// readerFlush is flush by the reading goroutine, which counts as paused
+// while it writes: it does not read meanwhile.
+func (c *Conn) readerFlush() { c.flushAs(true) }
+
+func (c *Conn) flushAs(reader bool) {
 	c.wmu.Lock()
-	if c.writing || len(c.pend) == 0 {
+	if c.writing || len(c.pend) == 0 && len(c.segs) == 0 {
 		c.wmu.Unlock()
 		return
 	}
-	out, d := c.takeLocked()
+	c.takeLocked()
 	c.wmu.Unlock()
-	c.drain(out, c.writeOut(out, nil, d))
+	if reader {
+		c.paused.Store(true)
+		defer c.paused.Store(false)
+	}
+	c.drain(c.writeOut())
 }
 
 // takeLocked makes the caller the writer and hands it the queued frames
-// and their deadline.
-func (c *Conn) takeLocked() ([]byte, time.Time) {
+// (into the writer's wbufs, wrels, wout and wdeadline).
+func (c *Conn) takeLocked() {
 	c.writing = true
-	out, d := c.pend, c.pendDeadline
-	c.pend, c.spare, c.pendDeadline = c.spare[:0], nil, time.Time{}
-	return out, d
+	c.wbufs = append(c.wbufs[:0], c.segs...)
+	if len(c.pend) > c.sealed {
+		c.wbufs = append(c.wbufs, c.pend[c.sealed:])
+	}
+	c.wrels = append(c.wrels[:0], c.rels...)
+	c.wout, c.wdeadline = c.pend, c.pendDeadline
+	clear(c.segs)
+	clear(c.rels)
+	c.segs, c.rels = c.segs[:0], c.rels[:0]
+	c.pend, c.spare, c.sealed, c.pendDeadline = c.spare[:0], nil, 0, time.Time{}
 }
 
-// drain, called by the writer after writing out with result err, writes
-// what was queued meanwhile until nothing is left, then stops being the
-// writer.
-func (c *Conn) drain(out []byte, err error) {
+// drain, called by the writer after a write with result err, writes what
+// was queued meanwhile until nothing is left, then stops being the writer.
+// After an error (the connection is closed) what is queued is dropped.
+func (c *Conn) drain(err error) {
 	for {
 		c.wmu.Lock()
-		if cap(out) <= maxSpare {
-			c.spare = out[:0]
+		if cap(c.wout) <= maxSpare {
+			c.spare = c.wout[:0]
 		}
-		if err != nil || len(c.pend) == 0 {
-			c.pend, c.pendDeadline = c.pend[:0], time.Time{} // after an error the connection is closed
+		c.wout = nil
+		if err != nil || len(c.pend) == 0 && len(c.segs) == 0 {
+			var dropped []func()
+			if err != nil {
+				dropped = c.dropQueuedLocked()
+			}
 			c.writing = false
 			c.wmu.Unlock()
+			for _, r := range dropped {
+				r()
+			}
 			return
 		}
-		var d time.Time
-		out, d = c.takeLocked()
+		c.takeLocked()
 		c.wmu.Unlock()
-		err = c.writeOut(out, nil, d)
+		err = c.writeOut()
 	}
 }
 
-// writeOut writes out, then body if not nil, in one writev. Only the
-// writer calls it.
-func (c *Conn) writeOut(out, body []byte, deadline time.Time) error {
-	if wt := c.ep.opts.WriteTimeout; wt > 0 {
-		deadline = sooner(deadline, time.Now().Add(wt))
+// dropQueuedLocked forgets the queued frames and returns the releases of
+// their uncopied bodies.
+func (c *Conn) dropQueuedLocked() []func() {
+	rels := append([]func(){}, c.rels...)
+	clear(c.segs)
+	clear(c.rels)
+	c.segs, c.rels = c.segs[:0], c.rels[:0]
+	c.pend, c.sealed, c.pendDeadline = c.pend[:0], 0, time.Time{}
+	return rels
+}
+
+// dropQueued, at close, releases the frames queued with no writer to
+// write them (a writer drops them itself when its next write fails).
+func (c *Conn) dropQueued() {
+	c.wmu.Lock()
+	if c.writing {
+		c.wmu.Unlock()
+		return
 	}
-	if err := c.nc.SetWriteDeadline(deadline); err != nil {
-		c.closeWith(err)
-		return fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err)
+	rels := c.dropQueuedLocked()
+	c.wmu.Unlock()
+	for _, r := range rels {
+		r()
 	}
-	var err error
-	if body == nil {
-		_, err = c.nc.Write(out)
-	} else {
-		c.bufArr = [2][]byte{out, body}
-		c.bufs = c.bufArr[:] // WriteTo consumes bufs and clears bufArr
-		_, err = c.bufs.WriteTo(c.nc)
+}
+
+// writeOut writes the writer's wbufs in one writev, then calls the
+// releases of the uncopied bodies among them. Only the writer calls it.
+func (c *Conn) writeOut() error {
+	n := 0
+	for _, b := range c.wbufs {
+		n += len(b)
 	}
+	bufs := c.wbufs // writeBuffers consumes its copy of the slice header
+	err := c.writeBuffers(&bufs, c.wdeadline)
+	clear(c.wbufs)
+	c.wbufs = c.wbufs[:0]
+	for i, r := range c.wrels {
+		r()
+		c.wrels[i] = nil
+	}
+	c.wrels = c.wrels[:0]
 	if err != nil {
-		c.ep.log.Warn("remoting: write failed, closing the connection", "conn", c, "err", err)
+		return err
+	}
+	c.written(n)
+	return nil
+}
+
+// writeBuffers writes all of bufs (consuming it), renewing the write
+// timeout whenever the peer takes some bytes; deadline, when not zero, is
+// a limit of its own. On failure it closes the connection.
+func (c *Conn) writeBuffers(bufs *net.Buffers, deadline time.Time) error {
+	wt := c.ep.opts.WriteTimeout
+	for {
+		d := deadline
+		if wt > 0 {
+			d = sooner(d, time.Now().Add(wt))
+		}
+		if err := c.nc.SetWriteDeadline(d); err != nil {
+			c.closeWith(err)
+			return fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err)
+		}
+		var n int64
+		var err error
+		if len(*bufs) == 1 {
+			var m int
+			m, err = c.nc.Write((*bufs)[0])
+			n = int64(m)
+			(*bufs)[0] = (*bufs)[0][m:]
+			if err == nil {
+				*bufs = (*bufs)[:0]
+			}
+		} else {
+			n, err = bufs.WriteTo(c.nc) // consumes what it wrote
+		}
+		if err == nil {
+			return nil
+		}
+		timedOut := errors.Is(err, os.ErrDeadlineExceeded)
+		if timedOut && n > 0 && (deadline.IsZero() || time.Now().Before(deadline)) {
+			continue // the peer reads, slowly: give it another WriteTimeout
+		}
+		if timedOut && (deadline.IsZero() || time.Now().Before(deadline)) {
+			c.ep.log.Warn("remoting: the peer has read nothing for the write timeout, closing the connection",
+				"conn", c, "writeTimeout", wt, "queuedBytes", c.queued.Load())
+			err = fmt.Errorf("%w: the peer read nothing for %v", ErrPeerNotReading, wt)
+		} else {
+			c.ep.log.Warn("remoting: write failed, closing the connection", "conn", c, "err", err)
+		}
 		c.closeWith(err)
 		return fmt.Errorf("remoting: write to %s: %w", c.RemoteAddr(), err)
 	}
-	return nil
 }
 
 // sooner returns the sooner of two deadlines; zero means none.

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -194,3 +195,99 @@ func TestFrameReader_FrameSplitAcrossReads(t *testing.T) {
 	}
 	require.False(t, fr.frameBuffered())
 }
+
+// TestServer_BodyParts_WrittenUncopiedAndReleased: a response whose body
+// is a run of slices arrives as one body, byte for byte, whether written at
+// once or queued behind other frames, and each Release runs once, after
+// the write.
+func TestServer_BodyParts_WrittenUncopiedAndReleased(t *testing.T) {
+	checkNoLeaks(t)
+	s := newServer(t, Options{})
+	var released atomic.Int64
+	parts := [][]byte{bytes.Repeat([]byte("a"), 10), nil, bytes.Repeat([]byte("b"), 9000), []byte("c")}
+	want := bytes.Join(parts, nil)
+	s.Register(PullMessage, ProcessorFunc(func(_ context.Context, req *Request) *Command {
+		resp := NewResponse(Success, "")
+		resp.ExtFields = map[string]string{"seq": req.Ext("seq")}
+		resp.BodyParts = parts
+		resp.Release = func() {
+			if !bytes.Equal(bytes.Join(parts, nil), want) {
+				panic("parts changed")
+			}
+			released.Add(1)
+		}
+		return resp
+	}))
+	addr := startServer(t, s)
+	nc, fr := rawConn(t, addr)
+	const n = 200
+	var batch []byte
+	for i := range n {
+		f, err := NewRequest(PullMessage, map[string]string{"seq": strconv.Itoa(i)}, nil).AppendFrame(nil)
+		require.NoError(t, err)
+		batch = append(batch, f...)
+	}
+	_, err := nc.Write(batch)
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for range n {
+		resp, err := fr.ReadCommand()
+		require.NoError(t, err)
+		require.Equal(t, want, resp.Body)
+		seen[resp.Ext("seq")] = true
+	}
+	require.Len(t, seen, n)
+	deadline := time.Now().Add(waitTimeout)
+	for released.Load() < n {
+		require.True(t, time.Now().Before(deadline), "released %d of %d", released.Load(), n)
+		time.Sleep(time.Millisecond)
+	}
+	require.Equal(t, int64(n), released.Load())
+}
+
+// TestConn_BodyParts_ReleasedWhenDropped: a frame with parts that is never
+// written (queued on a connection that closes, or answering a oneway
+// request) is released all the same.
+func TestConn_BodyParts_ReleasedWhenDropped(t *testing.T) {
+	checkNoLeaks(t)
+	s := newServer(t, Options{})
+	var released atomic.Int64
+	s.RegisterFunc(PullMessage, func(context.Context, *Request) *Command {
+		resp := NewResponse(Success, "")
+		resp.BodyParts = [][]byte{[]byte("x")}
+		resp.Release = func() { released.Add(1) }
+		return resp
+	})
+	addr := startServer(t, s)
+	nc, _ := rawConn(t, addr)
+	req := NewRequest(PullMessage, nil, nil)
+	req.Flag = FlagOneway
+	writeCmd(t, nc, req)
+	deadline := time.Now().Add(waitTimeout)
+	for released.Load() < 1 {
+		require.True(t, time.Now().Before(deadline), "oneway answer not released")
+		time.Sleep(time.Millisecond)
+	}
+
+	// Corked on a connection that then closes.
+	c := newConn(s.ep, nopConn{}, 99)
+	cmd := NewResponse(Success, "")
+	cmd.BodyParts = [][]byte{[]byte("y")}
+	cmd.Release = func() { released.Add(1) }
+	require.NoError(t, c.send(cmd, time.Time{}, true))
+	require.Equal(t, int64(1), released.Load())
+	c.Close()
+	require.Equal(t, int64(2), released.Load())
+	cmd = NewResponse(Success, "")
+	cmd.BodyParts = [][]byte{[]byte("z")}
+	cmd.Release = func() { released.Add(1) }
+	require.ErrorIs(t, c.send(cmd, time.Time{}, false), ErrConnClosed)
+	require.Equal(t, int64(3), released.Load())
+}
+
+// nopConn is a net.Conn that is never read or written.
+type nopConn struct{ net.Conn }
+
+func (nopConn) Close() error         { return nil }
+func (nopConn) RemoteAddr() net.Addr { return &net.TCPAddr{} }
+func (nopConn) LocalAddr() net.Addr  { return &net.TCPAddr{} }

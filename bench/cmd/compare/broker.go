@@ -107,9 +107,12 @@ func (c *child) stop() error {
 type brokerProcess struct {
 	*child
 	nsAddr string
+	addr   string // the broker's own listen address
 }
 
-func startBroker(bin, dir string, syncFlush bool, fileSize int) (*brokerProcess, error) {
+// startBroker starts cmd/broker storing under dir; conf lines (RocketMQ's
+// broker.conf keys) go to its config file.
+func startBroker(bin, dir string, syncFlush bool, fileSize int, conf ...string) (*brokerProcess, error) {
 	nsPort, err := freePort()
 	if err != nil {
 		return nil, err
@@ -124,11 +127,14 @@ func startBroker(bin, dir string, syncFlush bool, fileSize int) (*brokerProcess,
 		args = append(args, "-syncFlush")
 	}
 	if fileSize > 0 {
-		conf := filepath.Join(filepath.Dir(dir), "broker.conf")
-		if err := os.WriteFile(conf, fmt.Appendf(nil, "mappedFileSizeCommitLog=%d\n", fileSize), 0o644); err != nil {
+		conf = append(conf, fmt.Sprintf("mappedFileSizeCommitLog=%d", fileSize))
+	}
+	if len(conf) > 0 {
+		name := filepath.Join(filepath.Dir(dir), "broker.conf")
+		if err := os.WriteFile(name, []byte(strings.Join(conf, "\n")+"\n"), 0o644); err != nil {
 			return nil, err
 		}
-		args = append(args, "-c", conf)
+		args = append(args, "-c", name)
 	}
 	cmd := exec.Command(bin, args...)
 	logName := filepath.Join(filepath.Dir(dir), "broker.log")
@@ -142,7 +148,7 @@ func startBroker(bin, dir string, syncFlush bool, fileSize int) (*brokerProcess,
 	if err != nil {
 		return nil, err
 	}
-	p := &brokerProcess{child: ch, nsAddr: ns}
+	p := &brokerProcess{child: ch, nsAddr: ns, addr: fmt.Sprintf("127.0.0.1:%d", bPort)}
 	c, err := remoting.NewClient(remoting.Options{})
 	if err != nil {
 		p.stop()
@@ -201,6 +207,9 @@ func rmqProducers(nsAddr string, n int) ([]rocketmq.Producer, func(), error) {
 func brokerSuite(c *config, r *results) error {
 	if err := rmqBrokerRows(c, r, false); err != nil {
 		return fmt.Errorf("rocketstore broker, async flush: %w", err)
+	}
+	if err := leanHeapDrainRow(c, r); err != nil {
+		return fmt.Errorf("rocketstore broker, transferMsgByHeap: %w", err)
 	}
 	if err := natsServerRows(c, r, false); err != nil {
 		return fmt.Errorf("nats-server: %w", err)
@@ -275,6 +284,9 @@ func rmqBrokerRows(c *config, r *results, syncFlush bool) error {
 	smp.extra, smp.cpu = smp.cpuPerM(), processCPU(pid)-cpu0 // the client's, then the server's
 	r.add(row{id: "rs.broker.async", group: group3, system: "rocketstore", extraName: clientCPU,
 		label: fmt.Sprintf("SendAsync 1KiB, async flush, 1 producer, %d in flight", asyncWindow)}, smp)
+	if err := leanRows(c, r, bp.addr, pid); err != nil {
+		return err
+	}
 
 	// The drain: fill a topic, then time a push consumer reading it all.
 	topic = unique("BenchDrain")

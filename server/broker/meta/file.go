@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/rocketstore/rocketstore/internal/vfs"
 )
 
 // Errors of this package; match them with errors.Is.
@@ -19,6 +20,8 @@ var (
 	ErrClosed = errors.New("meta: closed")
 	// ErrInvalidName: a topic or group name breaks RocketMQ's rules.
 	ErrInvalidName = errors.New("meta: invalid name")
+	// ErrTooManyQueues: a topic's queue count is over MaxQueueNums.
+	ErrTooManyQueues = errors.New("meta: too many queues")
 )
 
 // configFile is one JSON config file, RocketMQ's ConfigManager: read at
@@ -28,6 +31,7 @@ var (
 type configFile struct {
 	path string
 	log  *slog.Logger
+	fs   vfs.FS // nil: the operating system's
 
 	mu sync.Mutex // serializes writes; guards keepBak
 	// keepBak is set when the file on disk failed to read and the .bak
@@ -40,7 +44,7 @@ type configFile struct {
 // .bak) is no error and decode is not called. It fails with ErrCorrupt
 // when the file is unreadable and there is no readable .bak.
 func (f *configFile) load(decode func([]byte) error) error {
-	data, err := os.ReadFile(f.path)
+	data, err := f.fsys().ReadFile(f.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return f.loadBak(decode, nil)
@@ -60,7 +64,7 @@ func (f *configFile) load(decode func([]byte) error) error {
 // for a missing main file).
 func (f *configFile) loadBak(decode func([]byte) error, mainErr error) error {
 	bak := f.path + ".bak"
-	data, err := os.ReadFile(bak)
+	data, err := f.fsys().ReadFile(bak)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || err == nil && len(bytes.TrimSpace(data)) == 0:
 		if mainErr != nil {
@@ -88,11 +92,10 @@ func (f *configFile) loadBak(decode func([]byte) error, mainErr error) error {
 	return nil
 }
 
-// write replaces the file with data durably: data goes to a temp file
-// that is fsynced; the current file becomes the .bak (a hard link, or a
-// copy where links fail); the temp file is renamed over the file; the
-// folder is fsynced after each change of names. At every step the file or
-// its .bak holds a complete version.
+// write replaces the file with data durably: the current file becomes
+// the .bak (a hard link, or a copy where links fail), durably, and then
+// vfs.WriteFile replaces the file (temp file, fsync, rename, folder
+// fsync). At every step the file or its .bak holds a complete version.
 func (f *configFile) write(data []byte) error {
 	return f.save(func() []byte { return data })
 }
@@ -103,86 +106,54 @@ func (f *configFile) save(encode func() []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	data := encode()
+	fsys := f.fsys()
 	dir := filepath.Dir(f.path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := fsys.MkdirAll(dir); err != nil {
 		return fmt.Errorf("meta: create %s: %w", dir, err)
 	}
-	tmp := f.path + ".tmp"
-	if err := writeSynced(tmp, data); err != nil {
-		return err
-	}
 	if !f.keepBak {
-		if err := f.backupLocked(); err != nil {
-			os.Remove(tmp)
+		if err := f.backupLocked(fsys); err != nil {
 			return err
 		}
 	}
-	if err := os.Rename(tmp, f.path); err != nil {
-		os.Remove(tmp)
+	if err := vfs.WriteFile(fsys, f.path, data); err != nil {
 		return fmt.Errorf("meta: %w", err)
-	}
-	if err := syncDir(dir); err != nil {
-		return err
 	}
 	f.keepBak = false
 	return nil
 }
 
-// backupLocked makes the current file the .bak, if there is a current
-// file.
-func (f *configFile) backupLocked() error {
-	bak := f.path + ".bak"
-	if _, err := os.Lstat(f.path); errors.Is(err, fs.ErrNotExist) {
-		return nil // the first write, or only a .bak is left: keep it
+func (f *configFile) fsys() vfs.FS {
+	if f.fs == nil {
+		return vfs.OS{}
 	}
-	if err := os.Remove(bak); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	return f.fs
+}
+
+// backupLocked makes the current file the .bak, durably, if there is a
+// current file.
+func (f *configFile) backupLocked(fsys vfs.FS) error {
+	bak := f.path + ".bak"
+	if err := fsys.Remove(bak); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("meta: %w", err)
 	}
-	if err := os.Link(f.path, bak); err != nil {
+	err := fsys.Link(f.path, bak)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // the first write, or only a .bak was left: keep it
+	case err != nil:
 		// No hard links here (some FUSE or network file systems): copy.
-		data, rerr := os.ReadFile(f.path)
+		data, rerr := fsys.ReadFile(f.path)
 		if rerr != nil {
 			return fmt.Errorf("meta: back up %s: %w", f.path, rerr)
 		}
-		if werr := writeSynced(bak, data); werr != nil {
-			return werr
+		if werr := vfs.WriteFile(fsys, bak, data); werr != nil {
+			return fmt.Errorf("meta: back up %s: %w", f.path, werr)
 		}
+		return nil
 	}
-	return syncDir(filepath.Dir(f.path))
-}
-
-// writeSynced creates name with data and fsyncs it.
-func writeSynced(name string, data []byte) error {
-	fh, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
+	if err := fsys.SyncDir(filepath.Dir(f.path)); err != nil {
 		return fmt.Errorf("meta: %w", err)
-	}
-	_, err = fh.Write(data)
-	if err == nil {
-		err = fh.Sync()
-	}
-	if cerr := fh.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(name)
-		return fmt.Errorf("meta: write %s: %w", name, err)
-	}
-	return nil
-}
-
-// syncDir makes a change of names in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("meta: %w", err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("meta: sync folder %s: %w", dir, err)
 	}
 	return nil
 }

@@ -1,11 +1,14 @@
 package meta
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocketstore/rocketstore/internal/vfs"
 )
 
 func TestConfigFile_Write_KeepsPreviousAsBak(t *testing.T) {
@@ -95,3 +98,45 @@ func TestConfigFile_WriteAfterFallback_KeepsGoodBak(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestConfigFile_Write_CrashAtEveryStep: a config file written through
+// the crash double, crashed at each of its steps and rebooted with
+// whatever of its unsynced bytes and names survived, loads as the old
+// version or the new one, whole (from the file or its .bak), and as the
+// new one once the write returned.
+func TestConfigFile_Write_CrashAtEveryStep(t *testing.T) {
+	log, _ := testLogger()
+	path := filepath.Join("/store", "config", "topics.json")
+	steps := 0
+	for k := 1; ; k++ {
+		done := false
+		for seed := range uint64(8) {
+			c := vfs.NewCrashFS(uint64(k)*100 + seed)
+			c.Put(path, []byte("v1"))
+			c.Put(path+".bak", []byte("v0"))
+			f := &configFile{path: path, log: log, fs: c}
+			c.CrashAt(k)
+			err := f.write([]byte("v2"))
+			after := &configFile{path: path, log: log, fs: c.Reboot()}
+			var got string
+			require.NoError(t, after.load(func(b []byte) error {
+				if s := string(b); s != "v1" && s != "v2" {
+					return fmt.Errorf("torn: %q", s) // fall back to the .bak
+				}
+				got = string(b)
+				return nil
+			}), "crash at step %d", k)
+			if err == nil {
+				require.Equal(t, "v2", got, "crash at step %d after the write returned", k)
+			} else {
+				require.Contains(t, []string{"v1", "v2"}, got, "crash at step %d", k)
+			}
+			done = !c.Crashed()
+		}
+		if done {
+			steps = k
+			break
+		}
+	}
+	require.Greater(t, steps, 6, "each step of the write was crashed at")
+}

@@ -25,6 +25,11 @@ const (
 	DefaultTopicQueueNums = 8
 	// DefaultBrokerPermission is brokerPermission's default: read|write.
 	DefaultBrokerPermission = protocol.PermRead | protocol.PermWrite
+	// MaxQueueNums bounds a topic's read and write queue counts. RocketMQ
+	// has no bound; a client given a route of 2^31-1 queues makes an
+	// object per queue and runs out of memory, so a count above this is
+	// refused with an error that says so.
+	MaxQueueNums = 65536
 )
 
 // System topics and TopicConfig defaults (TopicValidator, MixAll,
@@ -86,8 +91,8 @@ func (o TopicsOptions) withDefaults() TopicsOptions {
 
 func (o TopicsOptions) validate() error {
 	var errs []error
-	if o.DefaultTopicQueueNums < 0 {
-		errs = append(errs, fmt.Errorf("DefaultTopicQueueNums %d is negative", o.DefaultTopicQueueNums))
+	if o.DefaultTopicQueueNums < 0 || o.DefaultTopicQueueNums > MaxQueueNums {
+		errs = append(errs, fmt.Errorf("DefaultTopicQueueNums %d is outside [1, %d]", o.DefaultTopicQueueNums, MaxQueueNums))
 	}
 	if o.BrokerPermission&^permMask != 0 || o.BrokerPermission < 0 {
 		errs = append(errs, fmt.Errorf("BrokerPermission %d is not a combination of 8 (priority), 4 (read), 2 (write), 1 (inherit)", o.BrokerPermission))
@@ -242,7 +247,7 @@ func (t *Topics) CreateInSendMessage(topic, defaultTopic string, clientDefaultQu
 		t.log.Warn("not creating a topic: its default topic may not be inherited", "topic", topic, "defaultTopic", defaultTopic, "perm", perm)
 		return protocol.TopicConfig{}, false, nil
 	}
-	queues := max(min(clientDefaultQueueNums, def.WriteQueueNums), 0)
+	queues := max(min(clientDefaultQueueNums, def.WriteQueueNums, MaxQueueNums), 0)
 	c := protocol.TopicConfig{
 		Attributes:      map[string]string{},
 		Perm:            perm &^ protocol.PermInherit,
@@ -297,6 +302,10 @@ func (t *Topics) Update(cfg protocol.TopicConfig) error {
 	if cfg.ReadQueueNums < 0 || cfg.WriteQueueNums < 0 || cfg.Perm < 0 || cfg.Perm&^permMask != 0 {
 		return fmt.Errorf("meta: update topic %s: read %d, write %d queues and perm %d: queue counts must not be negative, perm is a combination of 8, 4, 2, 1",
 			cfg.TopicName, cfg.ReadQueueNums, cfg.WriteQueueNums, cfg.Perm)
+	}
+	if cfg.ReadQueueNums > MaxQueueNums || cfg.WriteQueueNums > MaxQueueNums {
+		return fmt.Errorf("meta: update topic %s: read %d, write %d queues: at most %d queues each way: %w",
+			cfg.TopicName, cfg.ReadQueueNums, cfg.WriteQueueNums, MaxQueueNums, ErrTooManyQueues)
 	}
 	if cfg.TopicFilterType == "" {
 		cfg.TopicFilterType = defaultTopicFilterType

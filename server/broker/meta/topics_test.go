@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -387,5 +388,5 @@ func corrupt(t *testing.T, path string) {
 }
 
 func corruptFile(path string) error {
-	return writeSynced(path, []byte(`{"topicConfigTable":{"X":{"perm":"six"`))
+	return os.WriteFile(path, []byte(`{"topicConfigTable":{"X":{"perm":"six"`), 0o644)
 }

@@ -1,0 +1,32 @@
+//go:build unix
+
+package remoting
+
+import (
+	"errors"
+	"net"
+	"syscall"
+)
+
+// waitReadable waits, without a buffer, until nc has bytes to read (or an
+// end of stream, an error, or its read deadline). It reports false when nc
+// cannot wait so: then the caller just reads.
+func waitReadable(nc net.Conn) (bool, error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return false, nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false, nil
+	}
+	var one [1]byte
+	err = rc.Read(func(fd uintptr) bool {
+		// A peek, so that nothing is read; the poller waits only after
+		// the socket said it has nothing (edge-triggered readiness). Bytes,
+		// an end of stream or an error: the read that follows sees them.
+		_, _, e := syscall.Recvfrom(int(fd), one[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		return !errors.Is(e, syscall.EAGAIN) && !errors.Is(e, syscall.EINTR)
+	})
+	return true, err
+}
