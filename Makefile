@@ -32,6 +32,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./message/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./server/remoting/
 	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 30s ./server/filter/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeFrame -fuzztime 30s ./ha/
 
 ## bench-compare: rocketstore against the physical limits and NATS JetStream,
 ## interleaved rounds in one run; writes BENCHMARKS.md and bench/benchmarks.svg

@@ -91,6 +91,11 @@ type Options struct {
 	// MessageDelayLevel lists the delays of levels 1, 2, ... (ms, s, m, h,
 	// d units); "" means DefaultMessageDelayLevel (1s 5s 10s ... 2h).
 	MessageDelayLevel string
+	// Replica makes the store a slave's (brokerRole=SLAVE): its CommitLog
+	// grows only by AppendReplica, puts are refused with ErrReplica, and
+	// delayed messages are not delivered (the master delivers them, and
+	// the slave gets the records).
+	Replica bool
 	// DisableTimerWheel refuses timer messages (timerWheelEnable=false).
 	DisableTimerWheel bool
 	// TimerPrecisionMs is the length of a timer slot (timerPrecisionMs),

@@ -54,6 +54,7 @@ func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
 	if err := s.undispatched(m.Topic, res, own.end); err != nil {
 		return PutResult{}, err
 	}
+	status = s.waitReplica(m, own.end, status)
 	return PutResult{Status: status, AppendResult: res}, nil
 }
 
@@ -84,6 +85,7 @@ func (s *MessageStore) PutMessages(msgs []*message.Message) (PutResult, error) {
 	if err := s.undispatched(msgs[0].Topic, res, end); err != nil {
 		return PutResult{}, err
 	}
+	status = s.waitReplica(msgs[0], end, status)
 	return PutResult{Status: status, AppendResult: res}, nil
 }
 
@@ -103,6 +105,9 @@ func (s *MessageStore) undispatched(topic string, res commitlog.AppendResult, en
 func (s *MessageStore) checkPut(m *message.Message) error {
 	if s.closed.Load() {
 		return ErrClosed
+	}
+	if s.opts.Replica {
+		return fmt.Errorf("store: put to %s: %w", m.Topic, ErrReplica)
 	}
 	if err := s.flags.err(); err != nil {
 		return fmt.Errorf("store: put to %s: %w", m.Topic, err)

@@ -55,9 +55,10 @@ type MessageStore struct {
 	timerLater bool  // the timer files were not opened at Open: none yet, or the disk is full
 	timerFrom  int64 // when Open looked at the timer files (ms): a fresh timer reads from here
 
-	flags    runningFlags // whether puts are taken, and if not why
-	disp     *dispatcher  // builds the ConsumeQueues and the index
-	memBytes int64        // physical memory, for the in-memory read limits
+	flags    runningFlags                  // whether puts are taken, and if not why
+	disp     *dispatcher                   // builds the ConsumeQueues and the index
+	replica  atomic.Pointer[replicaWaiter] // a SYNC_MASTER's wait for its slave; nil: none
+	memBytes int64                         // physical memory, for the in-memory read limits
 
 	flushLatency LatencyHistogram // see FlushLatency
 
@@ -89,11 +90,13 @@ func Open(dir string, opts Options) (*MessageStore, error) {
 	s.startServices()
 	s.wg.Go(func() { s.disp.loop(s.stop) })
 	s.wg.Go(s.cleanLoop)
-	s.wg.Go(s.sched.loop)
-	if t := s.timer.Load(); t != nil {
-		s.wg.Go(t.loop)
-	} else if s.timerLater {
-		s.wg.Go(s.openTimerLater)
+	if !s.opts.Replica { // a slave delivers no delayed or timer messages: its master does
+		s.wg.Go(s.sched.loop)
+		if t := s.timer.Load(); t != nil {
+			s.wg.Go(t.loop)
+		} else if s.timerLater {
+			s.wg.Go(s.openTimerLater)
+		}
 	}
 	return s, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocketstore/rocketstore/ha"
 	"github.com/rocketstore/rocketstore/server/broker"
 	"github.com/rocketstore/rocketstore/store"
 )
@@ -83,9 +84,25 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 				errs = append(errs, fmt.Errorf("flushDiskType=%q: want ASYNC_FLUSH or SYNC_FLUSH", v))
 			}
 		case "brokerRole":
-			if v != "ASYNC_MASTER" && v != "SYNC_MASTER" {
-				errs = append(errs, fmt.Errorf("brokerRole=%q: only a master (ASYNC_MASTER, SYNC_MASTER) is served so far", v))
+			r, err := ha.ParseRole(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("brokerRole=%q: want ASYNC_MASTER, SYNC_MASTER or SLAVE", v))
 			}
+			o.BrokerRole = r
+		case "haListenPort":
+			o.HAListenPort = int(num(k, v))
+		case "haMasterAddress":
+			o.HAMasterAddress = v
+		case "haSendHeartbeatInterval":
+			o.HA.HeartbeatInterval = time.Duration(num(k, v)) * time.Millisecond
+		case "haHousekeepingInterval":
+			o.HA.HousekeepingInterval = time.Duration(num(k, v)) * time.Millisecond
+		case "haTransferBatchSize":
+			o.HA.TransferBatchSize = int(num(k, v))
+		case "haMaxGapNotInSync":
+			o.HA.MaxGapNotInSync = num(k, v)
+		case "slaveTimeout":
+			o.HA.SlaveTimeout = time.Duration(num(k, v)) * time.Millisecond
 		case "mappedFileSizeCommitLog":
 			o.Store.CommitLogFileSize = int(num(k, v))
 		case "mappedFileSizeConsumeQueue":

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocketstore/rocketstore/ha"
 	"github.com/rocketstore/rocketstore/server/broker"
 	"github.com/rocketstore/rocketstore/store"
 )
@@ -53,7 +54,7 @@ someFutureKey=1
 }
 
 func TestApplyProperties_Errors(t *testing.T) {
-	for _, conf := range []string{"brokerId=x", "flushDiskType=SOMETIMES", "brokerRole=SLAVE", "autoCreateTopicEnable=maybe"} {
+	for _, conf := range []string{"brokerId=x", "flushDiskType=SOMETIMES", "brokerRole=MASTER", "autoCreateTopicEnable=maybe", "haListenPort=x"} {
 		props, err := parseProperties(strings.NewReader(conf))
 		require.NoError(t, err)
 		var o broker.Options
@@ -73,6 +74,42 @@ func TestApplyProperties_Trace(t *testing.T) {
 	require.Empty(t, unknown)
 	require.True(t, o.TraceTopicEnable)
 	require.Equal(t, "MyTrace", o.MsgTraceTopicName)
+}
+
+func TestApplyProperties_Replication(t *testing.T) {
+	conf := `brokerId=1
+brokerRole=SLAVE
+haListenPort=30912
+haMasterAddress=10.0.0.1:10912
+haSendHeartbeatInterval=1000
+haHousekeepingInterval=10000
+haTransferBatchSize=65536
+haMaxGapNotInSync=1048576
+slaveTimeout=2000
+`
+	props, err := parseProperties(strings.NewReader(conf))
+	require.NoError(t, err)
+	var o broker.Options
+	unknown, err := applyProperties(&o, props)
+	require.NoError(t, err)
+	require.Empty(t, unknown)
+	require.Equal(t, int64(1), o.BrokerID)
+	require.Equal(t, ha.RoleSlave, o.BrokerRole)
+	require.Equal(t, 30912, o.HAListenPort)
+	require.Equal(t, "10.0.0.1:10912", o.HAMasterAddress)
+	require.Equal(t, time.Second, o.HA.HeartbeatInterval)
+	require.Equal(t, 10*time.Second, o.HA.HousekeepingInterval)
+	require.Equal(t, 65536, o.HA.TransferBatchSize)
+	require.Equal(t, int64(1<<20), o.HA.MaxGapNotInSync)
+	require.Equal(t, 2*time.Second, o.HA.SlaveTimeout)
+	for _, role := range []string{"ASYNC_MASTER", "SYNC_MASTER"} {
+		props, err := parseProperties(strings.NewReader("brokerRole=" + role))
+		require.NoError(t, err)
+		var o broker.Options
+		_, err = applyProperties(&o, props)
+		require.NoError(t, err)
+		require.Equal(t, role, o.BrokerRole.String())
+	}
 }
 
 func TestApplyProperties_TimerKeys(t *testing.T) {

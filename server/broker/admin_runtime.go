@@ -128,7 +128,7 @@ func newBrokerConfig(o Options) *brokerConfig {
 		"transactionTimeOut":          d(o.TransactionTimeout),
 		"registerNameServerPeriod":    d(o.RegisterInterval),
 		"flushDiskType":               flush,
-		"brokerRole":                  "ASYNC_MASTER",
+		"brokerRole":                  o.BrokerRole.String(),
 		"brokerPermission":            itoa(protocol.PermRead | protocol.PermWrite),
 		"traceTopicEnable":            b(o.TraceTopicEnable),
 		"msgTraceTopicName":           o.MsgTraceTopicName,

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocketstore/rocketstore/ha"
 	"github.com/rocketstore/rocketstore/server/broker/clients"
 	"github.com/rocketstore/rocketstore/server/broker/meta"
 	"github.com/rocketstore/rocketstore/server/broker/metrics"
@@ -48,6 +49,8 @@ type Broker struct {
 	addr     string         // host:port registered and stamped into records
 	host     netip.AddrPort // the same, parsed
 	nsClient *remoting.Client
+	ha       *ha.Service // replication, as BrokerRole says
+	haAddr   string      // the HA address registered (haServerAddr)
 
 	registerNow chan struct{}
 	// registered is closed at the first successful registration;
@@ -121,10 +124,14 @@ func (b *Broker) open() error {
 
 	so := b.opts.Store
 	so.StoreHost = b.host
+	so.Replica = b.opts.BrokerRole == ha.RoleSlave
 	if so.Logger == nil {
 		so.Logger = b.log
 	}
 	if b.store, err = store.Open(b.opts.StoreDir, so); err != nil {
+		return err
+	}
+	if err := b.startHA(port); err != nil {
 		return err
 	}
 	cfg := filepath.Join(b.opts.StoreDir, "config")
@@ -251,7 +258,7 @@ func (b *Broker) registration() *namesrv.BrokerRegistration {
 		BrokerName:   b.opts.BrokerName,
 		BrokerAddr:   b.addr,
 		BrokerID:     b.opts.BrokerID,
-		HAServerAddr: net.JoinHostPort(b.opts.BrokerIP1, strconv.Itoa(b.ln.Addr().(*net.TCPAddr).Port+1)),
+		HAServerAddr: b.haAddr,
 		Topics:       b.topics.Wrapper(),
 	}
 }
@@ -272,7 +279,7 @@ func (b *Broker) registerAll() bool {
 	var errs []error
 	for _, addr := range b.opts.NamesrvAddrs {
 		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
-		_, err := namesrv.Register(ctx, b.nsClient, addr, reg)
+		res, err := namesrv.Register(ctx, b.nsClient, addr, reg)
 		cancel()
 		if err != nil {
 			b.log.Warn("registering with the name server failed", "namesrv", addr, "err", err)
@@ -280,6 +287,7 @@ func (b *Broker) registerAll() bool {
 			continue
 		}
 		ok++
+		b.learnMaster(res)
 	}
 	b.noteRegistration(ok, errs)
 	if ok > 0 && !b.registeredOnce {
@@ -342,6 +350,7 @@ func (b *Broker) closeParts() error {
 	if b.topics != nil {
 		err = errors.Join(err, b.topics.Persist())
 	}
+	err = errors.Join(err, b.closeHA())
 	if b.store != nil {
 		err = errors.Join(err, b.store.Close())
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rocketstore/rocketstore/ha"
 	"github.com/rocketstore/rocketstore/store"
 )
 
@@ -88,6 +89,19 @@ type Options struct {
 	// MetricsLabel adds labels to every metric (metricsLabel):
 	// "key:value,key:value".
 	MetricsLabel string
+	// BrokerRole is ASYNC_MASTER (default), SYNC_MASTER or SLAVE
+	// (brokerRole). A master's BrokerID is made 0, as RocketMQ does; a
+	// slave's must be at least 1.
+	BrokerRole ha.Role
+	// HAListenPort is where a master accepts slaves (haListenPort); 0
+	// means the listen port + 1.
+	HAListenPort int
+	// HAMasterAddress is a slave's master HA address (haMasterAddress);
+	// "" means the one the name server returns on registration.
+	HAMasterAddress string
+	// HA tunes replication (haSendHeartbeatInterval, haHousekeepingInterval,
+	// haTransferBatchSize, haMaxGapNotInSync, slaveTimeout).
+	HA ha.Options
 	// Logger receives the broker's logs; nil discards.
 	Logger *slog.Logger
 }
@@ -95,6 +109,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.BrokerName == "" {
 		o.BrokerName = "broker-a"
+	}
+	if o.BrokerRole != ha.RoleSlave {
+		o.BrokerID = 0 // a master is 0 whatever brokerId says, as in RocketMQ's BrokerStartup
 	}
 	if o.ClusterName == "" {
 		o.ClusterName = "DefaultCluster"
@@ -149,5 +166,11 @@ func (o Options) validate() error {
 		errs = append(errs, fmt.Errorf("BrokerID %d is negative", o.BrokerID))
 	}
 	errs = append(errs, o.validateMetrics()...)
+	if o.BrokerRole == ha.RoleSlave && o.BrokerID == 0 {
+		errs = append(errs, errors.New("a SLAVE's brokerId must be 1 or more (0 is the master's)"))
+	}
+	if o.HAListenPort < 0 || o.HAListenPort > 65535 {
+		errs = append(errs, fmt.Errorf("HAListenPort %d: bad port", o.HAListenPort))
+	}
 	return errors.Join(errs...)
 }

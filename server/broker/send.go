@@ -23,6 +23,9 @@ import (
 // processSend handles SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and
 // SEND_BATCH_MESSAGE (320), as RocketMQ's SendMessageProcessor.
 func (b *Broker) processSend(_ context.Context, req *remoting.Request) *remoting.Command {
+	if resp := b.refuseOnSlave(); resp != nil {
+		return resp
+	}
 	h := sendHeader(req.Command)
 	h.require("producerGroup", "topic", "queueId")
 	topic := h.str("topic")

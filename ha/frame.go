@@ -1,0 +1,56 @@
+package ha
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Sizes of the wire (DefaultHAConnection.TRANSFER_HEADER_SIZE,
+// DefaultHAClient.REPORT_HEADER_SIZE).
+const (
+	headerSize = 8 + 4
+	reportSize = 8
+)
+
+// maxFrameBody bounds the body a slave accepts in one frame: its read
+// buffer (DefaultHAClient's READ_MAX_BUFFER_SIZE, 4 MiB) less a header.
+const maxFrameBody = 4<<20 - headerSize
+
+// ErrBadFrame reports a frame header no master sends.
+var ErrBadFrame = errors.New("ha: bad frame")
+
+// putHeader writes a frame header into b (at least headerSize bytes).
+func putHeader(b []byte, offset int64, size int) {
+	binary.BigEndian.PutUint64(b, uint64(offset))
+	binary.BigEndian.PutUint32(b[8:], uint32(size))
+}
+
+// frame is one decoded master → slave frame; Body aliases the buffer it
+// was decoded from.
+type frame struct {
+	Offset int64
+	Body   []byte
+}
+
+// decodeFrame decodes the frame at the start of b. It returns the frame
+// and its length, or n 0 when b does not hold a whole frame yet, or an
+// ErrBadFrame error.
+func decodeFrame(b []byte) (f frame, n int, err error) {
+	if len(b) < headerSize {
+		return frame{}, 0, nil
+	}
+	off := int64(binary.BigEndian.Uint64(b))
+	size := int32(binary.BigEndian.Uint32(b[8:]))
+	switch {
+	case off < 0:
+		return frame{}, 0, fmt.Errorf("%w: offset %d", ErrBadFrame, off)
+	case size < 0 || int(size) > maxFrameBody:
+		return frame{}, 0, fmt.Errorf("%w: size %d at offset %d", ErrBadFrame, size, off)
+	}
+	end := headerSize + int(size)
+	if len(b) < end {
+		return frame{}, 0, nil
+	}
+	return frame{Offset: off, Body: b[headerSize:end:end]}, end, nil
+}
