@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,4 +179,66 @@ func readQueue(t *testing.T, s *system, topic string) []message.Record {
 		off = next
 	}
 	return out
+}
+
+// slowCheckListener leaves its transaction open and answers its first
+// check-back only once the broker has checked again (a loaded producer
+// answering late); it commits at every check.
+type slowCheckListener struct {
+	halves func() int64 // records in the half queue
+	checks atomic.Int32
+}
+
+func (l *slowCheckListener) ExecuteLocalTransaction(*primitive.Message) primitive.LocalTransactionState {
+	return primitive.UnkonwnState
+}
+
+func (l *slowCheckListener) CheckLocalTransaction(*primitive.MessageExt) primitive.LocalTransactionState {
+	if l.checks.Add(1) == 1 {
+		// The original and two check copies: the broker asked twice.
+		deadline := time.Now().Add(30 * time.Second)
+		for l.halves() < 3 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return primitive.CommitMessageState
+}
+
+// TestE2E_TransactionLateCheckAnswerCommitsOnce: a producer that answers
+// a check so late that the broker has checked again answers both with a
+// commit; the message is committed once, not once per answer.
+func TestE2E_TransactionLateCheckAnswerCommitsOnce(t *testing.T) {
+	s := startSystem(t, store.Options{})
+	topic := unique("TxLateTopic")
+	sendN(t, newProducer(t, s), topic, "plain", 1, nil)
+	s.waitRoute(topic)
+	stored := func() int64 {
+		n := int64(0)
+		for q := range int32(4) {
+			n += s.b.Store().GetMaxOffsetInQueue(topic, q)
+		}
+		return n
+	}
+
+	l := &slowCheckListener{halves: func() int64 { return s.b.Store().GetMaxOffsetInQueue(message.TopicTransHalf, 0) }}
+	tp, err := rocketmq.NewTransactionProducer(l, producer.WithNameServer([]string{s.nsAddr}),
+		producer.WithGroupName(unique("TPG")), producer.WithInstanceName(unique("tpi")),
+		producer.WithSendMsgTimeout(30*time.Second))
+	require.NoError(t, err)
+	require.NoError(t, tp.Start())
+	defer tp.Shutdown()
+	res, err := tp.SendMessageInTransaction(context.Background(), primitive.NewMessage(topic, []byte("late")))
+	require.NoError(t, err)
+	require.Equal(t, primitive.SendOK, res.Status)
+
+	require.Eventually(t, func() bool { return stored() >= 2 }, 30*time.Second, 10*time.Millisecond, "committed")
+	// Every check asked so far is answered (each with a commit) and the
+	// broker checks no more: the half is ended.
+	require.Eventually(t, func() bool {
+		return s.b.Store().GetMaxOffsetInQueue(message.TopicTransOpHalf, 0) > 0 &&
+			int64(l.checks.Load()) >= s.b.Store().GetMaxOffsetInQueue(message.TopicTransHalf, 0)-1
+	}, 30*time.Second, 10*time.Millisecond)
+	require.GreaterOrEqual(t, l.checks.Load(), int32(2), "the broker checked twice")
+	require.Never(t, func() bool { return stored() > 2 }, 1500*time.Millisecond, 50*time.Millisecond,
+		"committed once: plain and late")
 }
