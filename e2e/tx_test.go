@@ -52,7 +52,8 @@ func TestE2E_Transactions(t *testing.T) {
 
 	l := &txListener{}
 	tp, err := rocketmq.NewTransactionProducer(l, producer.WithNameServer([]string{s.nsAddr}),
-		producer.WithGroupName(unique("TPG")), producer.WithInstanceName(unique("tpi")))
+		producer.WithGroupName(unique("TPG")), producer.WithInstanceName(unique("tpi")),
+		producer.WithSendMsgTimeout(sendTimeout))
 	require.NoError(t, err)
 	require.NoError(t, tp.Start())
 	defer tp.Shutdown()
@@ -62,13 +63,31 @@ func TestE2E_Transactions(t *testing.T) {
 		require.Equal(t, primitive.SendOK, res.Status)
 	}
 
+	// Every transaction ends: each original half has its op record.
+	require.Eventually(t, func() bool {
+		done := map[string]bool{}
+		for _, op := range readQueue(t, s, message.TopicTransOpHalf) {
+			done[string(op.Body())] = true
+		}
+		for _, h := range readQueue(t, s, message.TopicTransHalf) {
+			if _, copied := message.LookupProperty(h.Properties(), message.PropertyTransactionPreparedQueueOffset); !copied &&
+				!done[strconv.FormatInt(h.QueueOffset(), 10)] {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 20*time.Millisecond, "open transactions left")
+	want := []string{"plain-0", "commit-1", "commit-2", "unknown-1"}
+	stored := requireStored(t, s, topic, want)
+	require.Len(t, stored, len(want), "the rolled back is never stored")
+	for body, n := range stored {
+		require.Equal(t, 1, n, "%s committed once", body)
+	}
+
 	c := newCollector()
 	newPushConsumer(t, s, unique("CGtx"), topic, "*", c)
-	c.waitFor(t, 4, 30*time.Second) // plain, commit-1, commit-2, and unknown-1 once checked back
-	time.Sleep(1500 * time.Millisecond)
-	got := c.snapshot()
-	require.Equal(t, map[string]int{"plain-0": 1, "commit-1": 1, "commit-2": 1, "unknown-1": 1}, got,
-		"committed once each; the rolled back never")
+	c.waitDistinct(t, "", 4, 30*time.Second) // plain, commit-1, commit-2, and unknown-1 once checked back
+	requireAtLeastOnce(t, s, c, topic, want)
 	l.mu.Lock()
 	require.Positive(t, l.checks, "the open transaction was checked back")
 	l.mu.Unlock()
@@ -165,9 +184,15 @@ func TestE2E_TransactionCheckCountSurvivesRestart(t *testing.T) {
 // readQueue copies out every record of queue 0 of topic.
 func readQueue(t *testing.T, s *system, topic string) []message.Record {
 	t.Helper()
+	return readQueueID(t, s, topic, 0)
+}
+
+// readQueueID copies out every record of queue q of topic.
+func readQueueID(t *testing.T, s *system, topic string, q int32) []message.Record {
+	t.Helper()
 	var out []message.Record
-	for off := int64(0); off < s.b.Store().GetMaxOffsetInQueue(topic, 0); {
-		r := s.b.Store().GetMessage("", topic, 0, off, 32, nil)
+	for off := s.b.Store().GetMinOffsetInQueue(topic, q); off < s.b.Store().GetMaxOffsetInQueue(topic, q); {
+		r := s.b.Store().GetMessage("", topic, q, off, 32, nil)
 		for _, m := range r.Messages {
 			rec, err := message.Parse(append([]byte(nil), m.Bytes()...))
 			require.NoError(t, err)
