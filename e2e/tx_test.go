@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,7 +52,8 @@ func TestE2E_Transactions(t *testing.T) {
 
 	l := &txListener{}
 	tp, err := rocketmq.NewTransactionProducer(l, producer.WithNameServer([]string{s.nsAddr}),
-		producer.WithGroupName(unique("TPG")), producer.WithInstanceName(unique("tpi")))
+		producer.WithGroupName(unique("TPG")), producer.WithInstanceName(unique("tpi")),
+		producer.WithSendMsgTimeout(sendTimeout))
 	require.NoError(t, err)
 	require.NoError(t, tp.Start())
 	defer tp.Shutdown()
@@ -61,13 +63,31 @@ func TestE2E_Transactions(t *testing.T) {
 		require.Equal(t, primitive.SendOK, res.Status)
 	}
 
+	// Every transaction ends: each original half has its op record.
+	require.Eventually(t, func() bool {
+		done := map[string]bool{}
+		for _, op := range readQueue(t, s, message.TopicTransOpHalf) {
+			done[string(op.Body())] = true
+		}
+		for _, h := range readQueue(t, s, message.TopicTransHalf) {
+			if _, copied := message.LookupProperty(h.Properties(), message.PropertyTransactionPreparedQueueOffset); !copied &&
+				!done[strconv.FormatInt(h.QueueOffset(), 10)] {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 20*time.Millisecond, "open transactions left")
+	want := []string{"plain-0", "commit-1", "commit-2", "unknown-1"}
+	stored := requireStored(t, s, topic, want)
+	require.Len(t, stored, len(want), "the rolled back is never stored")
+	for body, n := range stored {
+		require.Equal(t, 1, n, "%s committed once", body)
+	}
+
 	c := newCollector()
 	newPushConsumer(t, s, unique("CGtx"), topic, "*", c)
-	c.waitFor(t, 4, 30*time.Second) // plain, commit-1, commit-2, and unknown-1 once checked back
-	time.Sleep(1500 * time.Millisecond)
-	got := c.snapshot()
-	require.Equal(t, map[string]int{"plain-0": 1, "commit-1": 1, "commit-2": 1, "unknown-1": 1}, got,
-		"committed once each; the rolled back never")
+	c.waitDistinct(t, "", 4, 30*time.Second) // plain, commit-1, commit-2, and unknown-1 once checked back
+	requireAtLeastOnce(t, s, c, topic, want)
 	l.mu.Lock()
 	require.Positive(t, l.checks, "the open transaction was checked back")
 	l.mu.Unlock()
@@ -164,9 +184,15 @@ func TestE2E_TransactionCheckCountSurvivesRestart(t *testing.T) {
 // readQueue copies out every record of queue 0 of topic.
 func readQueue(t *testing.T, s *system, topic string) []message.Record {
 	t.Helper()
+	return readQueueID(t, s, topic, 0)
+}
+
+// readQueueID copies out every record of queue q of topic.
+func readQueueID(t *testing.T, s *system, topic string, q int32) []message.Record {
+	t.Helper()
 	var out []message.Record
-	for off := int64(0); off < s.b.Store().GetMaxOffsetInQueue(topic, 0); {
-		r := s.b.Store().GetMessage("", topic, 0, off, 32, nil)
+	for off := s.b.Store().GetMinOffsetInQueue(topic, q); off < s.b.Store().GetMaxOffsetInQueue(topic, q); {
+		r := s.b.Store().GetMessage("", topic, q, off, 32, nil)
 		for _, m := range r.Messages {
 			rec, err := message.Parse(append([]byte(nil), m.Bytes()...))
 			require.NoError(t, err)
@@ -178,4 +204,66 @@ func readQueue(t *testing.T, s *system, topic string) []message.Record {
 		off = next
 	}
 	return out
+}
+
+// slowCheckListener leaves its transaction open and answers its first
+// check-back only once the broker has checked again (a loaded producer
+// answering late); it commits at every check.
+type slowCheckListener struct {
+	halves func() int64 // records in the half queue
+	checks atomic.Int32
+}
+
+func (l *slowCheckListener) ExecuteLocalTransaction(*primitive.Message) primitive.LocalTransactionState {
+	return primitive.UnkonwnState
+}
+
+func (l *slowCheckListener) CheckLocalTransaction(*primitive.MessageExt) primitive.LocalTransactionState {
+	if l.checks.Add(1) == 1 {
+		// The original and two check copies: the broker asked twice.
+		deadline := time.Now().Add(30 * time.Second)
+		for l.halves() < 3 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return primitive.CommitMessageState
+}
+
+// TestE2E_TransactionLateCheckAnswerCommitsOnce: a producer that answers
+// a check so late that the broker has checked again answers both with a
+// commit; the message is committed once, not once per answer.
+func TestE2E_TransactionLateCheckAnswerCommitsOnce(t *testing.T) {
+	s := startSystem(t, store.Options{})
+	topic := unique("TxLateTopic")
+	sendN(t, newProducer(t, s), topic, "plain", 1, nil)
+	s.waitRoute(topic)
+	stored := func() int64 {
+		n := int64(0)
+		for q := range int32(4) {
+			n += s.b.Store().GetMaxOffsetInQueue(topic, q)
+		}
+		return n
+	}
+
+	l := &slowCheckListener{halves: func() int64 { return s.b.Store().GetMaxOffsetInQueue(message.TopicTransHalf, 0) }}
+	tp, err := rocketmq.NewTransactionProducer(l, producer.WithNameServer([]string{s.nsAddr}),
+		producer.WithGroupName(unique("TPG")), producer.WithInstanceName(unique("tpi")),
+		producer.WithSendMsgTimeout(30*time.Second))
+	require.NoError(t, err)
+	require.NoError(t, tp.Start())
+	defer tp.Shutdown()
+	res, err := tp.SendMessageInTransaction(context.Background(), primitive.NewMessage(topic, []byte("late")))
+	require.NoError(t, err)
+	require.Equal(t, primitive.SendOK, res.Status)
+
+	require.Eventually(t, func() bool { return stored() >= 2 }, 30*time.Second, 10*time.Millisecond, "committed")
+	// Every check asked so far is answered (each with a commit) and the
+	// broker checks no more: the half is ended.
+	require.Eventually(t, func() bool {
+		return s.b.Store().GetMaxOffsetInQueue(message.TopicTransOpHalf, 0) > 0 &&
+			int64(l.checks.Load()) >= s.b.Store().GetMaxOffsetInQueue(message.TopicTransHalf, 0)-1
+	}, 30*time.Second, 10*time.Millisecond)
+	require.GreaterOrEqual(t, l.checks.Load(), int32(2), "the broker checked twice")
+	require.Never(t, func() bool { return stored() > 2 }, 1500*time.Millisecond, 50*time.Millisecond,
+		"committed once: plain and late")
 }

@@ -37,6 +37,9 @@ func isPrepared(sysFlag int32, props string) bool {
 // txState is what the broker knows of halves: the queue offsets of those
 // ended (read back from the op records after a restart).
 type txState struct {
+	// end serializes END_TRANSACTIONs, so two for copies of one half (a
+	// producer answering two checks) cannot both find it open.
+	end      sync.Mutex
 	mu       sync.Mutex // guards all below
 	resolved map[int64]bool
 	loaded   bool
@@ -74,6 +77,8 @@ func (b *Broker) processEndTransaction(_ context.Context, req *remoting.Request)
 		return errResponse(remoting.SystemError, "The producer group wrong")
 	}
 	b.loadResolved()
+	b.tx.end.Lock()
+	defer b.tx.end.Unlock()
 	if b.halfResolved(tableOffset, half.Properties) {
 		return remoting.NewResponse(remoting.Success, "") // already ended
 	}
@@ -107,6 +112,13 @@ func (b *Broker) processEndTransaction(_ context.Context, req *remoting.Request)
 	}
 	if err := b.markHalfDone(tableOffset); err != nil {
 		return putError(err)
+	}
+	// Ending a copy ends the original too, and so every other copy of it:
+	// each looks up its original (halfResolved).
+	if orig := originalOffset(tableOffset, half.Properties); orig != tableOffset {
+		if err := b.markHalfDone(orig); err != nil {
+			return putError(err)
+		}
 	}
 	return remoting.NewResponse(remoting.Success, "")
 }
