@@ -102,8 +102,6 @@ func TestE2E_FullDisk(t *testing.T) {
 			IndexMaxEntries:       20_000,
 			CleanResourceInterval: 50 * time.Millisecond,
 			KeepUnexpiredFiles:    true, // cleanFileForciblyEnable=false: nothing unconsumed is deleted
-			// The timer's files at RocketMQ's sizes do not fit the 64 MiB disk.
-			DisableTimerWheel: true,
 		},
 	}
 	s.startBroker()
