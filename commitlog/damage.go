@@ -152,8 +152,12 @@ func (l *Log) showsTear(end, limit int64) bool {
 	if len(rec)-len(bytes.TrimRight(rec, "\x00")) > 2 {
 		return true
 	}
-	if head := rec[:min(len(rec), sectorSize-pos%sectorSize)]; len(head) >= 4 && allZero(head) {
-		return true // it starts in a sector that was never written
+	if head := rec[:min(len(rec), sectorSize-pos%sectorSize)]; allZero(head) && (len(head) >= 4 || int64(size) != limit-end) {
+		// It starts in a sector that was never written. When fewer than
+		// four bytes of it are there, TOTALSIZE spans the sector's end: a
+		// lost sector leaves only its low bytes, a size that does not reach
+		// the next valid record (a flip elsewhere leaves the size whole).
+		return true
 	}
 	for lo := (pos + sectorSize - 1) / sectorSize * sectorSize; lo+sectorSize <= pos+len(rec); lo += sectorSize {
 		if allZero(b[lo : lo+sectorSize]) {

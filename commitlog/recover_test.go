@@ -2,6 +2,7 @@ package commitlog
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -247,6 +248,47 @@ func TestLog_Recover_FlushedLastRecordIsCorruption(t *testing.T) {
 			}
 			require.NoError(t, err)
 			require.Equal(t, results[8].StoreTimestamp, l.LastStoreTimestamp(), "the store time of the last record kept")
+		})
+	}
+}
+
+// A lost sector whose last bytes begin a record (TOTALSIZE spans the
+// sector's end, so only its low bytes are left) is a torn write, not
+// corruption, even with later sectors and records written.
+func TestLog_Reopen_CutsTornWriteOfASectorHoldingARecordsFirstBytes(t *testing.T) {
+	// Three bytes: the records are under 64 KiB, so losing only TOTALSIZE's
+	// two high bytes would change nothing.
+	for _, headLen := range []int{3} {
+		t.Run(fmt.Sprintf("head=%d", headLen), func(t *testing.T) {
+			dir := t.TempDir()
+			l := openTestLog(t, dir, Options{})
+			base, err := message.EncodedSize(newMessage("TopicT", 0, nil))
+			require.NoError(t, err)
+			// The first record ends headLen bytes before the end of sector 1.
+			first, err := l.Append(newMessage("TopicT", 0, make([]byte, 2*sectorSize-headLen-base)))
+			require.NoError(t, err)
+			var results []AppendResult
+			for i := range 4 {
+				res, err := l.Append(newMessage("TopicT", 0, bytes.Repeat([]byte{'a' + byte(i)}, 700)))
+				require.NoError(t, err)
+				results = append(results, res)
+			}
+			require.NoError(t, l.Close())
+			torn := results[0]
+			require.Equal(t, first.WroteOffset+int64(2*sectorSize-headLen), torn.WroteOffset)
+
+			path := filepath.Join(dir, mappedfile.FileName(0))
+			raw, err := os.ReadFile(path)
+			require.NoError(t, err)
+			clear(raw[torn.WroteOffset : 2*sectorSize]) // the unflushed end of sector 1 is lost
+			require.NoError(t, os.WriteFile(path, raw, 0o644))
+
+			l2, err := Open(dir, Options{FileSize: testFileSize, StoreHost: testStoreHost, ExternalRecovery: true})
+			require.NoError(t, err)
+			defer l2.Close()
+			end, err := l2.Recover(0, Durable{}, nil)
+			require.NoError(t, err, "a torn write, not corruption")
+			require.Equal(t, torn.WroteOffset, end, "cut at the torn record")
 		})
 	}
 }
