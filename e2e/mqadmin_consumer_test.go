@@ -15,6 +15,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
 )
@@ -44,6 +45,19 @@ func TestMQAdmin_ConsumerProgressLagIsSentMinusConsumed(t *testing.T) {
 	col := newCollector()
 	pc := newPushConsumer(t, s, group, topic, "*", col)
 	col.waitFor(t, 20, 30*time.Second)
+	// The consumer commits what it consumed (every 5 s) before it stops:
+	// the Go client's Shutdown races with its own start-up rebalance
+	// (rmqClient.close, seen by -race), which is over by then.
+	c := adminClient(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp := call(t, c, s.b.Addr(), remoting.GetConsumeStats, map[string]string{"consumerGroup": group, "topic": topic}, nil)
+		if cs, err := protocol.DecodeConsumeStats(resp.Body); err == nil && len(cs.OffsetTable) > 0 && cs.Lag() == 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the consumer did not commit")
+		time.Sleep(100 * time.Millisecond)
+	}
 	require.NoError(t, pc.Shutdown())
 	consumed := 0
 	for _, n := range col.snapshot() {
