@@ -69,6 +69,7 @@ type node struct {
 	op        op
 	cmp       tokKind // opCmp: the comparison; opStr: the string operator
 	not       bool    // opIn, opStr: negated
+	between   bool    // opAnd, opOr: [NOT] BETWEEN of a property and two numbers of one type (see evalBetween)
 	boolConst bool    // opConst: TRUE, FALSE or NULL (BooleanConstantExpression)
 	v         value   // opConst
 	slot      int     // opProp, opIn, opStr: the property's slot
@@ -156,29 +157,27 @@ func newInNode(prop *node, items []string, not bool) *node {
 	return n
 }
 
-// ctxSlots is how many properties Match looks up in its one pass over the
-// properties; an expression naming more looks the rest up one by one.
-const ctxSlots = 16
-
 // ctx holds a message's properties during one Match.
 type ctx struct {
 	props []byte
-	found uint64
+	found uint16
 	vals  [ctxSlots][]byte
 }
 
 func (c *ctx) prop(n *node) value {
-	var v []byte
-	var ok bool
-	if n.slot < ctxSlots {
-		v, ok = c.vals[n.slot], c.found&(1<<n.slot) != 0
-	} else {
-		v, ok = message.LookupProperty(c.props, n.name)
-	}
+	v, ok := c.raw(n)
 	if !ok {
 		return nullValue
 	}
 	return value{k: kString, s: v}
+}
+
+// raw is the value of the property n names, and whether it is there.
+func (c *ctx) raw(n *node) ([]byte, bool) {
+	if n.slot >= ctxSlots {
+		return message.LookupProperty(c.props, n.name) // past the one pass
+	}
+	return c.vals[n.slot], c.found&(1<<n.slot) != 0
 }
 
 // Match evaluates the expression against a message's encoded properties
@@ -189,26 +188,8 @@ func (c *ctx) prop(n *node) value {
 func (e *Expression) Match(props []byte) bool {
 	var c ctx
 	c.props = props
-	names := e.names
-	if len(names) > ctxSlots {
-		names = names[:ctxSlots]
-	}
-	c.found = message.LookupProperties(props, names, c.vals[:])
+	c.found = e.index.lookup(props, &c.vals)
 	return evalBool(e.root, &c) == triTrue
-}
-
-// matchGeneric is Match through eval alone; the fuzz test holds the two
-// to the same answers.
-func (e *Expression) matchGeneric(props []byte) bool {
-	var c ctx
-	c.props = props
-	names := e.names
-	if len(names) > ctxSlots {
-		names = names[:ctxSlots]
-	}
-	c.found = message.LookupProperties(props, names, c.vals[:])
-	v, ok := eval(e.root, &c)
-	return ok && v.k == kBool && v.b
 }
 
 // tri is a boolean node's result: Java's Boolean.FALSE, Boolean.TRUE,
@@ -241,6 +222,9 @@ func toTri(v value, ok bool) tri {
 func evalBool(n *node, c *ctx) tri {
 	switch n.op {
 	case opAnd, opOr:
+		if n.between {
+			return evalBetween(n, c)
+		}
 		stop := triFalse // the value that decides: TRUE for OR, FALSE for AND
 		if n.op == opOr {
 			stop = triTrue
@@ -269,11 +253,11 @@ func evalBool(n *node, c *ctx) tri {
 	case opEq:
 		if n.l.op == opProp && n.r.op == opConst && n.r.v.k == kString {
 			// property = 'string', the usual shape, without compare.
-			x := c.prop(n.l)
-			if x.k == kNull {
+			x, ok := c.raw(n.l)
+			if !ok {
 				return triNull
 			}
-			return triOf(bytes.Equal(x.s, n.r.v.s))
+			return triOf(bytes.Equal(x, n.r.v.s))
 		}
 		return evalEq(n, c)
 	case opCmp:
@@ -282,11 +266,11 @@ func evalBool(n *node, c *ctx) tri {
 		}
 		return evalCmp(n, c)
 	case opIn:
-		x := c.prop(n.l)
-		if x.k == kNull {
+		x, ok := c.raw(n.l)
+		if !ok {
 			return triNull
 		}
-		return triOf(n.contains(x.s) != n.not)
+		return triOf(n.contains(x) != n.not)
 	}
 	return toTri(eval(n, c))
 }
@@ -494,6 +478,36 @@ func propCmp(n *node, c *ctx) tri {
 		return triOf(d < 0)
 	}
 	return triOf(d <= 0)
+}
+
+// evalBetween is a fusable BETWEEN (v >= low AND v <= high) or NOT
+// BETWEEN (v < low OR v > high), n's two comparisons, converting the
+// property once: NULL when it is missing, an error when it does not
+// convert (the first comparison throws), else both comparisons at once.
+func evalBetween(n *node, c *ctx) tri {
+	x, ok := c.raw(n.l.l)
+	if !ok {
+		return triNull
+	}
+	low, high := &n.l.r.v, &n.r.r.v
+	var dl, dh int
+	if low.k == kDouble {
+		f, ok := parseJavaDouble(x)
+		if !ok {
+			return triErr
+		}
+		dl, dh = compareDouble(f, low.f), compareDouble(f, high.f)
+	} else {
+		v, ok := parseJavaInt(x, low.k == kInt)
+		if !ok {
+			return triErr
+		}
+		dl, dh = compareInt(v, low.i), compareInt(v, high.i)
+	}
+	if n.op == opOr {
+		return triOf(dl < 0 || dh > 0)
+	}
+	return triOf(dl >= 0 && dh <= 0)
 }
 
 func triOf(b bool) tri {

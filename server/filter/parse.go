@@ -16,7 +16,8 @@ var ErrInvalid = errors.New("filter: invalid SQL92 expression")
 type Expression struct {
 	src   string
 	root  *node
-	names []string // properties read, indexed by propNode.slot
+	names []string  // properties read, indexed by propNode.slot
+	index propIndex // the first ctxSlots names, for Match's one pass
 }
 
 // String returns the expression as it was given to Compile.
@@ -33,7 +34,7 @@ func Compile(expr string) (*Expression, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w %q: %v", ErrInvalid, expr, err)
 	}
-	return &Expression{src: expr, root: root, names: p.names}, nil
+	return &Expression{src: expr, root: root, names: p.names, index: newPropIndex(p.names)}, nil
 }
 
 type parser struct {
@@ -328,7 +329,7 @@ func between(not bool, v, low, high *node) (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &node{op: opOr, l: l, r: r}, nil
+		return &node{op: opOr, l: l, r: r, between: fusable(v, low, high)}, nil
 	}
 	l, err := ordered(tGe, v, low)
 	if err != nil {
@@ -338,7 +339,21 @@ func between(not bool, v, low, high *node) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &node{op: opAnd, l: l, r: r}, nil
+	return &node{op: opAnd, l: l, r: r, between: fusable(v, low, high)}, nil
+}
+
+// fusable reports whether a BETWEEN of v, low and high can convert the
+// property once for both comparisons: v is a property and the bounds are
+// numbers of one type, so both comparisons convert it the same way.
+func fusable(v, low, high *node) bool {
+	if v.op != opProp || low.op != opConst || high.op != opConst || low.v.k != high.v.k {
+		return false
+	}
+	switch low.v.k {
+	case kInt, kLong, kDouble:
+		return true
+	}
+	return false
 }
 
 // in reads "(" 'a' { "," 'b' } ")" after IN.
