@@ -46,6 +46,7 @@ func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
 	own.rec.offset, own.rec.size, own.end = res.WroteOffset, int32(res.WroteBytes), res.WroteOffset+int64(res.WroteBytes)
 	own.rec.queueOffset, own.rec.storeTimestamp = m.QueueOffset, m.StoreTimestamp
 	own.rec.queueID, own.rec.sysFlag, own.rec.topic = m.QueueID, m.SysFlag, m.Topic
+	own.rec.properties = m.Properties
 	status, err := s.waitFlush(m, own.end)
 	if err != nil {
 		return PutResult{}, fmt.Errorf("store: put to %s: written at CommitLog offset %d, but %w", m.Topic, res.WroteOffset, err)

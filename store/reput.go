@@ -26,6 +26,10 @@ type Arrival struct {
 	StoreTimestamp int64
 	Size           int32 // of the stored record, in bytes
 	SysFlag        int32 // the record's sysFlag (message.TxCommit for a committed transaction)
+	// Properties are the record's encoded properties (RocketMQ passes
+	// them to the listener for the filter's sake). They alias the record
+	// or the message put: valid only during the call, never to be kept.
+	Properties string
 }
 
 // ArrivalListener is called for every message that enters a ConsumeQueue,
@@ -455,6 +459,7 @@ type recordInfo struct {
 	offset, queueOffset, storeTimestamp int64
 	size, queueID, sysFlag              int32
 	topic                               string // aliasing the record or the message
+	properties                          string // the encoded properties, aliasing likewise
 	props                               recordProps
 }
 
@@ -463,7 +468,8 @@ func (rec *recordInfo) fill(r message.Record, off int64) {
 	rec.offset, rec.queueOffset, rec.storeTimestamp = off, r.QueueOffset(), r.StoreTimestamp()
 	rec.size, rec.queueID, rec.sysFlag = r.TotalSize(), r.QueueID(), r.SysFlag()
 	rec.topic = bytesString(r.Topic())
-	rec.props.lookup(bytesString(r.Properties()))
+	rec.properties = bytesString(r.Properties())
+	rec.props.lookup(rec.properties)
 }
 
 // dispatch builds the ConsumeQueue unit of one record and adds its index
@@ -495,7 +501,7 @@ func (d *dispatcher) dispatch(rec *recordInfo) error {
 			return fmt.Errorf("store: dispatch to %s/%d: %w", q.Topic(), q.QueueID(), err)
 		}
 		d.notify(Arrival{Topic: q.Topic(), QueueID: q.QueueID(), QueueOffset: rec.queueOffset,
-			TagsCode: code, StoreTimestamp: rec.storeTimestamp, Size: rec.size, SysFlag: rec.sysFlag})
+			TagsCode: code, StoreTimestamp: rec.storeTimestamp, Size: rec.size, SysFlag: rec.sysFlag, Properties: rec.properties})
 	}
 	if d.index != nil && (props.has(propKeys) || props.has(propUniqKey)) {
 		d.batch[d.nidx] = indexfile.Message{

@@ -354,17 +354,21 @@ func TestStore_LockedByAnother(t *testing.T) {
 }
 
 // TestStore_ArrivalOrder_ConcurrentPuts: arrivals come once per message,
-// per queue in queue-offset order, and match what GetMessage returns.
+// per queue in queue-offset order, and match what GetMessage returns;
+// each carries its message's properties.
 func TestStore_ArrivalOrder_ConcurrentPuts(t *testing.T) {
 	s := openTestStore(t, t.TempDir(), smallOptions())
 	var mu sync.Mutex
 	seen := map[string][]int64{}
+	keys := map[string]int{}
 	var calls atomic.Int64
 	s.AddArrivalListener(func(a Arrival) {
 		calls.Add(1)
+		key, _ := message.LookupProperty(a.Properties, message.PropertyKeys)
 		mu.Lock()
 		k := fmt.Sprintf("%s/%d", a.Topic, a.QueueID)
 		seen[k] = append(seen[k], a.QueueOffset)
+		keys[strings.Clone(key)]++
 		mu.Unlock()
 	})
 	const writers, each = 8, 100
@@ -372,7 +376,7 @@ func TestStore_ArrivalOrder_ConcurrentPuts(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				if _, err := s.PutMessage(msg(fmt.Sprintf("T%d", i%3), int32(w%2), "x", "", "")); err != nil {
+				if _, err := s.PutMessage(msg(fmt.Sprintf("T%d", i%3), int32(w%2), "x", "", fmt.Sprintf("k%d-%d", w, i))); err != nil {
 					t.Error(err)
 				}
 			}
@@ -383,6 +387,7 @@ func TestStore_ArrivalOrder_ConcurrentPuts(t *testing.T) {
 	require.Equal(t, int64(writers*each), calls.Load())
 	mu.Lock()
 	defer mu.Unlock()
+	require.Len(t, keys, writers*each, "every arrival carries its own message's KEYS")
 	for k, offs := range seen {
 		for i, off := range offs {
 			require.Equal(t, int64(i), off, "queue %s dispatched in order", k)

@@ -53,6 +53,10 @@ func (f sqlFilter) MatchRecord(rec []byte) bool {
 	return f.e.Match(r.Properties())
 }
 
+// MatchProperties implements arrivalFilter: the expression against an
+// arriving message's encoded properties.
+func (f sqlFilter) MatchProperties(props string) bool { return f.e.MatchString(props) }
+
 // isTagType is ExpressionType.isTagType.
 func isTagType(t string) bool { return t == "" || t == clients.ExpressionTag }
 

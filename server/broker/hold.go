@@ -16,9 +16,14 @@ import (
 type holdService struct {
 	b *Broker
 
-	mu    sync.Mutex // guards held, dirty and stopped
+	mu    sync.Mutex // guards held, dirty, checking, inCheck and stopped
 	held  map[holdKey][]*pullRequest
 	dirty map[holdKey]struct{}
+	// checking is the key whose pulls check has taken out of held to pull
+	// again, when inCheck: an arrival for it wakes them whatever their
+	// filters.
+	checking holdKey
+	inCheck  bool
 	// stopped is set once the held pulls were answered at close: a pull
 	// that would be held after that is answered at once, or it would keep
 	// the broker's shutdown waiting until its suspend timeout.
@@ -73,12 +78,50 @@ func (h *holdService) suspend(p *pullRequest, maxOffset int64) {
 	}
 }
 
-// arrived is the store's arrival listener; it must not block.
+// arrived is the store's arrival listener; it must not block. As
+// RocketMQ's NotifyMessageArrivingListener hands the message's tags code
+// and properties to each held pull's filter, a message that none of the
+// queue's held pulls can match wakes none of them (the periodic check
+// still looks at them).
 func (h *holdService) arrived(a store.Arrival) {
 	if h.count.Load() == 0 {
 		return
 	}
-	h.markDirty(holdKey{a.Topic, a.QueueID})
+	k := holdKey{a.Topic, a.QueueID}
+	if !h.wanted(k, a) {
+		return
+	}
+	h.markDirty(k)
+}
+
+// arrivalFilter is a filter that can decide from an arriving message's
+// properties (an SQL92 expression).
+type arrivalFilter interface {
+	MatchProperties(props string) bool
+}
+
+// wanted reports whether a held pull of k may match the arrival a. When
+// none is held, or check has them out, it says yes: the arrival marks the
+// key dirty as it always did.
+func (h *holdService) wanted(k holdKey, a store.Arrival) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ps, ok := h.held[k]
+	if !ok || h.inCheck && h.checking == k {
+		return true
+	}
+	for _, p := range ps {
+		if p.filter == nil {
+			return true
+		}
+		if !p.filter.MatchTagsCode(a.TagsCode) {
+			continue
+		}
+		if af, ok := p.filter.(arrivalFilter); !ok || af.MatchProperties(a.Properties) {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *holdService) markDirty(k holdKey) {
@@ -131,6 +174,7 @@ func (h *holdService) check(k holdKey, timeouts bool) {
 	h.mu.Lock()
 	ps := h.held[k]
 	delete(h.held, k)
+	h.checking, h.inCheck = k, true
 	h.mu.Unlock()
 	now := time.Now()
 	var keep []*pullRequest
@@ -149,11 +193,12 @@ func (h *holdService) check(k holdKey, timeouts bool) {
 		h.count.Add(-1)
 		h.respond(p, resp)
 	}
+	h.mu.Lock()
 	if len(keep) > 0 {
-		h.mu.Lock()
 		h.held[k] = append(h.held[k], keep...)
-		h.mu.Unlock()
 	}
+	h.inCheck = false
+	h.mu.Unlock()
 }
 
 func (h *holdService) respond(p *pullRequest, resp *remoting.Command) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unsafe"
 
 	"github.com/rocketstore/rocketstore/message"
 )
@@ -190,6 +191,12 @@ func (e *Expression) Match(props []byte) bool {
 	c.props = props
 	c.found = e.index.lookup(props, &c.vals)
 	return evalBool(e.root, &c) == triTrue
+}
+
+// MatchString is Match of properties held in a string. It does not copy
+// them: Match only reads its argument.
+func (e *Expression) MatchString(props string) bool {
+	return e.Match(unsafe.Slice(unsafe.StringData(props), len(props)))
 }
 
 // tri is a boolean node's result: Java's Boolean.FALSE, Boolean.TRUE,
