@@ -28,7 +28,7 @@ func (t *timerService) deliverSlot() bool {
 		if t.slotNext%256 == 255 && t.stopping() {
 			return false
 		}
-		if d := t.prepare(t.slotPos[t.slotNext]); d != nil && !t.put(d) {
+		if d, ok := t.prepare(t.slotPos[t.slotNext]); ok && !t.put(&d) {
 			return false
 		}
 	}
@@ -93,50 +93,50 @@ type delivery struct {
 	sl   mappedfile.Slice
 }
 
-// prepare reads the unit at pos and builds its delivery; nil when there
+// prepare reads the unit at pos and builds its delivery; false when there
 // is nothing to put (a delete, a cancelled or already made delivery, or a
 // message that cannot be read, logged). It only reads the timer's state,
 // so it may run beside put.
-func (t *timerService) prepare(pos int64) *delivery {
+func (t *timerService) prepare(pos int64) (delivery, bool) {
 	u, err := t.log.Read(pos)
 	if err != nil {
 		t.stats.Dropped.Add(1)
 		t.s.log.Error("dropping a timer unit that cannot be read", "pos", pos, "err", err)
-		return nil
+		return delivery{}, false
 	}
 	roll := u.Magic&timer.MagicRoll != 0
 	if u.Magic&timer.MagicDelete != 0 && !roll {
-		return nil // a delete is never delivered
+		return delivery{}, false // a delete is never delivered
 	}
 	r, sl, err := t.s.cl.ReadRecord(u.CommitLogOffset)
 	if err != nil {
 		t.stats.Dropped.Add(1)
 		t.s.log.Error("dropping a timer message that cannot be read", "offset", u.CommitLogOffset, "err", err)
-		return nil
+		return delivery{}, false
 	}
 	out, key, err := t.convert(u, r)
 	if err != nil {
 		sl.Release()
 		t.stats.Dropped.Add(1)
 		t.s.log.Error("dropping a timer message that cannot be read", "offset", u.CommitLogOffset, "err", err)
-		return nil
+		return delivery{}, false
 	}
 	if t.slotDeletes != nil && !roll {
 		uniq, _ := message.LookupProperty(out.Properties, message.PropertyUniqClientMessageIDKeyIndex)
 		if _, deleted := t.slotDeletes[out.Topic+"+"+uniq]; deleted {
 			sl.Release()
 			t.stats.Deleted.Add(1)
-			return nil
+			return delivery{}, false
 		}
 	}
 	if t.skip != nil {
 		if _, done := t.skip[key]; done {
 			sl.Release()
 			t.stats.Skipped.Add(1)
-			return nil
+			return delivery{}, false
 		}
 	}
-	return &delivery{out: out, roll: roll, sl: sl}
+	return delivery{out: out, roll: roll, sl: sl}, true
 }
 
 // put puts a delivery into its topic (doPut) and releases its record. It
@@ -178,14 +178,14 @@ func (t *timerService) convert(u timer.Unit, r message.Record) (*message.Message
 	roll := u.Magic&timer.MagicRoll != 0
 	var vals [len(deliveryDropped)]string
 	b := appendPropertiesExcept(make([]byte, 0, len(props)+96), props, deliveryDropped[:], vals[:])
-	b = message.AppendProperty(b, message.PropertyTimerEnqueueMS, strconv.FormatInt(u.WriteTimeMs, 10))
+	b = appendPropertyInt(b, message.PropertyTimerEnqueueMS, u.WriteTimeMs)
 	if roll {
 		n, _ := strconv.Atoi(vals[ddRollTimes])
-		b = message.AppendProperty(b, message.PropertyTimerRollTimes, strconv.Itoa(n+1))
+		b = appendPropertyInt(b, message.PropertyTimerRollTimes, int64(n+1))
 	} else if vals[ddRollTimes] != "" {
 		b = message.AppendProperty(b, message.PropertyTimerRollTimes, vals[ddRollTimes])
 	}
-	b = message.AppendProperty(b, message.PropertyTimerDequeueMS, strconv.FormatInt(t.s.nowMs(), 10))
+	b = appendPropertyInt(b, message.PropertyTimerDequeueMS, t.s.nowMs())
 	b = message.AppendProperty(b, message.PropertyWaitStoreMsgOK, "false")
 	out := &message.Message{Topic: message.TopicTimer, QueueID: r.QueueID(), Flag: r.Flag(), Body: r.Body(), SysFlag: r.SysFlag(),
 		BornTimestamp: r.BornTimestamp(), BornHost: r.BornHost(), ReconsumeTimes: r.ReconsumeTimes()}
@@ -198,15 +198,33 @@ func (t *timerService) convert(u timer.Unit, r message.Record) (*message.Message
 		if vals[ddRealTopic] == "" || err != nil {
 			return nil, "", fmt.Errorf("the timer message at %d has no REAL_TOPIC/REAL_QID", u.CommitLogOffset)
 		}
-		out.Topic, out.QueueID = strings.Clone(vals[ddRealTopic]), int32(qid) // vals alias r
+		out.Topic, out.QueueID = t.realTopic(vals[ddRealTopic]), int32(qid)
 	}
-	out.Properties = string(b)
+	out.Properties = bytesString(b) // b is this message's alone and not written again
 	key := ""
 	if t.skip != nil {
 		uniq, _ := message.LookupProperty(out.Properties, message.PropertyUniqClientMessageIDKeyIndex)
 		key = skipKey(out.Topic, uniq, u.WriteTimeMs, message.BodyCRC(out.Body))
 	}
 	return out, key, nil
+}
+
+// appendPropertyInt is message.AppendProperty of a decimal number,
+// without formatting it into a string of its own.
+func appendPropertyInt(b []byte, name string, n int64) []byte {
+	b = append(b, name...)
+	b = append(b, message.NameValueSeparator)
+	b = strconv.AppendInt(b, n, 10)
+	return append(b, message.PropertySeparator)
+}
+
+// realTopic is a copy of the REAL_TOPIC topic, which aliases a record: the
+// last one is kept, as the timers of a burst often share their topic.
+func (t *timerService) realTopic(topic string) string {
+	if topic != t.lastRealTopic {
+		t.lastRealTopic = strings.Clone(topic)
+	}
+	return t.lastRealTopic
 }
 
 // deliveryDropped are the properties a delivery sets anew or drops.

@@ -39,6 +39,9 @@ type timerService struct {
 	slotPos     []int64
 	slotNext    int                 // index into slotPos of the next unit to deliver
 	slotDeletes map[string]struct{} // timers the slot's delete units cancel, nil if none
+	// lastRealTopic is the topic of the last delivery, copied out of its
+	// record (see realTopic).
+	lastRealTopic string
 	// skip holds the deliveries a crash left behind (see recoverSkips):
 	// they are not made again. Empty once readTime passes skipUntil.
 	skip      map[string]struct{}
