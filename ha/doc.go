@@ -4,8 +4,8 @@
 // an Apache RocketMQ master and the other way round.
 //
 // The slave connects to the master's haListenPort and reports the end of
-// its CommitLog at connect, once it has read all the master sent (every
-// 1 MiB while it catches up) and every haSendHeartbeatInterval (5 s):
+// its CommitLog, at connect, after each append and every
+// haSendHeartbeatInterval (5 s):
 //
 //	slave → master   +------------------------+
 //	                 | slaveMaxOffset int64   |   big endian
@@ -30,11 +30,7 @@
 // A SYNC_MASTER's puts wait, grouped, until a slave has acknowledged their
 // end offset, up to slaveTimeout (3 s): see Master.WaitReplica.
 //
-// Where rocketstore differs, on the wire: nothing (the frames and reports
-// are RocketMQ's). Inside: the master writes up to 8 frames per writev;
-// the slave reads frame bodies straight into its mapped CommitLog file,
-// not through a 4 MiB buffer, and reports when drained rather than after
-// every read. And a slave that reports offset 0 gets the whole
+// Where rocketstore differs: a slave that reports offset 0 gets the whole
 // CommitLog the master still has (from its first file), where RocketMQ
 // sends only from the start of the master's last file (maxOffset -
 // maxOffset % mappedFileSizeCommitLog). Either way the first frame an
