@@ -28,102 +28,41 @@ var ErrOffsetMismatch = errors.New("commitlog: offset is not the write position"
 func (l *Log) AppendRaw(offset int64, data []byte) error {
 	l.lock.Lock()
 	defer l.lock.Unlock()
-	if len(data) == 0 {
-		_, err := l.rawFileLocked(offset, false)
-		return err
-	}
-	room, err := l.rawRoomLocked(offset, len(data))
-	if err != nil {
-		return err
-	}
-	return l.commitRawLocked(offset, copy(room, data))
-}
-
-// RawRoom returns room for n raw bytes at offset, as AppendRaw would write
-// them (offset the write position; the n bytes within one file): the free
-// part of the file, in its mapping or pool buffer, for a slave to read a
-// master's bytes straight into (no copy through a buffer of its own).
-// Nothing is published until CommitRaw. Only the single writer may use the
-// room, and only until it calls CommitRaw or AppendRaw.
-func (l *Log) RawRoom(offset int64, n int) ([]byte, error) {
-	l.lock.Lock()
-	defer l.lock.Unlock()
-	return l.rawRoomLocked(offset, n)
-}
-
-// CommitRaw publishes k bytes written at offset into the room RawRoom
-// returned, as AppendRaw does with the bytes it copies.
-func (l *Log) CommitRaw(offset int64, k int) error {
-	l.lock.Lock()
-	defer l.lock.Unlock()
-	return l.commitRawLocked(offset, k)
-}
-
-// rawFileLocked checks that offset is where raw bytes may go and returns
-// the file they go to, made if create is set (nil, nil when the log is
-// empty and create is not set). The caller holds the put lock.
-func (l *Log) rawFileLocked(offset int64, create bool) (*mappedfile.File, error) {
 	if l.closed.Load() {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	fileSize := int64(l.opts.FileSize)
 	if end := l.q.MaxWrotePosition(); end == 0 {
 		if offset < 0 || offset%fileSize != 0 {
-			return nil, fmt.Errorf("commitlog: raw append at %d to an empty log, not at a file start: %w", offset, ErrOffsetMismatch)
-		}
-		if !create {
-			return nil, nil
+			return fmt.Errorf("commitlog: raw append at %d to an empty log, not at a file start: %w", offset, ErrOffsetMismatch)
 		}
 		if last := l.q.Last(); last != nil && last.From() != offset {
+			if len(data) == 0 {
+				return nil // nothing to start the log with yet
+			}
 			if err := l.q.Restart(offset); err != nil {
-				return nil, fmt.Errorf("commitlog: raw append at %d: start the empty log there: %w", offset, err)
+				return fmt.Errorf("commitlog: raw append at %d: start the empty log there: %w", offset, err)
 			}
 			l.cur = nil
 			l.log.Info("commit log starts at the offset of the first bytes copied to it", "offset", offset)
 		}
 		l.raw.reset(offset)
 	} else if offset != end {
-		return nil, fmt.Errorf("commitlog: raw append at %d, but the log ends at %d: %w", offset, end, ErrOffsetMismatch)
+		return fmt.Errorf("commitlog: raw append at %d, but the log ends at %d: %w", offset, end, ErrOffsetMismatch)
 	}
-	if !create {
-		return l.q.Last(), nil
+	if len(data) == 0 {
+		return nil
 	}
 	f, err := l.q.LastOrCreate(offset)
 	if err != nil {
-		return nil, fmt.Errorf("commitlog: raw append at %d: %w", offset, err)
+		return fmt.Errorf("commitlog: raw append at %d: %w", offset, err)
 	}
 	l.cur = f
-	return f, nil
-}
-
-// rawRoomLocked is RawRoom; the caller holds the put lock.
-func (l *Log) rawRoomLocked(offset int64, n int) ([]byte, error) {
-	if n <= 0 {
-		return nil, fmt.Errorf("commitlog: raw append of %d bytes at %d: %w", n, offset, ErrOffsetMismatch)
+	if !f.Append(data) {
+		return fmt.Errorf("commitlog: raw append of %d bytes at %d crosses the end of file %s: %w",
+			len(data), offset, mappedfile.FileName(f.From()), ErrOffsetMismatch)
 	}
-	f, err := l.rawFileLocked(offset, true)
-	if err != nil {
-		return nil, err
-	}
-	w := f.Writable()
-	if n > len(w) {
-		return nil, fmt.Errorf("commitlog: raw append of %d bytes at %d crosses the end of file %s: %w",
-			n, offset, mappedfile.FileName(f.From()), ErrOffsetMismatch)
-	}
-	return w[:n:n], nil
-}
-
-// commitRawLocked publishes k bytes written at offset, the write position
-// of the current file, and follows their record heads. The caller holds
-// the put lock.
-func (l *Log) commitRawLocked(offset int64, k int) error {
-	f := l.cur
-	if f == nil || f.From()+int64(f.WrotePosition()) != offset || k < 0 || k > len(f.Writable()) {
-		return fmt.Errorf("commitlog: commit of %d raw bytes at %d: not in the room given: %w", k, offset, ErrOffsetMismatch)
-	}
-	data := f.Writable()[:k]
-	f.Advance(k)
-	if ts := l.raw.scan(offset, data, f.From()+int64(l.opts.FileSize)); ts != 0 {
+	if ts := l.raw.scan(offset, data, f.From()+fileSize); ts != 0 {
 		f.SetStoreTimestamp(ts)
 	}
 	return nil

@@ -284,33 +284,37 @@ func (c *conn) writeLoop() {
 		return
 	}
 	log.Info("ha: transferring CommitLog to slave", "slave", c.addr, "from", from, "slaveRequest", c.request)
-	var out frameBatch
+	var hdr [headerSize]byte
+	var bufs [2][]byte
 	timer := time.NewTimer(opts.HeartbeatInterval)
 	defer timer.Stop()
 	lastWrite := time.Now()
 	for {
-		n, err := out.gather(cl, from, opts.TransferBatchSize)
+		s, err := cl.ReadFrom(from, opts.TransferBatchSize)
 		if err != nil {
 			log.Error("ha: reading the CommitLog for a slave failed; closing its connection",
 				"slave", c.addr, "offset", from, "err", err)
 			return
 		}
-		if n > 0 || time.Since(lastWrite) >= opts.HeartbeatInterval {
-			if n == 0 {
-				out.heartbeat(from)
-			}
+		body := s.Bytes()
+		if len(body) > 0 || time.Since(lastWrite) >= opts.HeartbeatInterval {
+			putHeader(hdr[:], from, len(body))
+			bufs[0], bufs[1] = hdr[:], body
+			nb := net.Buffers(bufs[:])
 			_ = c.nc.SetWriteDeadline(time.Now().Add(opts.HousekeepingInterval))
-			err := out.writeTo(c.nc)
+			_, err := nb.WriteTo(c.nc)
+			s.Release()
 			if err != nil {
 				if !isClosed(err, c.done) {
 					log.Info("ha: writing to a slave failed; closing its connection", "slave", c.addr, "err", err)
 				}
 				return
 			}
-			from += n
+			from += int64(len(body))
 			lastWrite = time.Now()
 			continue
 		}
+		s.Release()
 		c.idle.Store(true)
 		if cl.MaxOffset() != from { // grew before idle was seen
 			c.idle.Store(false)

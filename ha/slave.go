@@ -9,16 +9,12 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/rocketstore/rocketstore/store"
 )
 
-// readBufferSize is the buffer of DefaultHAClient (READ_MAX_BUFFER_SIZE),
-// the most a frame may carry.
+// readBufferSize is the slave's read buffer (READ_MAX_BUFFER_SIZE).
 const readBufferSize = 4 << 20
 
 // Slave is the slave side of replication (DefaultHAClient): it follows a
@@ -51,7 +47,7 @@ func NewSlave(st *store.MessageStore, masterAddr string, opts Options) (*Slave, 
 		return nil, fmt.Errorf("ha: slave: %w", err)
 	}
 	s := &Slave{st: st, opts: opts, log: opts.Logger, master: masterAddr,
-		buf: make([]byte, headerSize+headReadSize), kick: make(chan struct{}, 1), stop: make(chan struct{})}
+		buf: make([]byte, readBufferSize), kick: make(chan struct{}, 1), stop: make(chan struct{})}
 	s.wg.Go(s.loop)
 	return s, nil
 }
@@ -139,20 +135,6 @@ func (s *Slave) setConn(nc net.Conn) bool {
 	return true
 }
 
-// Reads of the slave: headers, and frames of a few KiB, come through the
-// slave's buffer (headReadSize at a time); the rest of a frame's body is
-// read straight into the CommitLog's mapped file, so that the bulk of a
-// transfer is copied once, by the kernel, as a plain TCP copy is.
-// (RocketMQ reads into a 4 MiB buffer and copies from there.) A report
-// goes out once a read finds the socket drained (the slave has all the
-// master sent: a read short of what it asked, or nothing left in the
-// socket at the end of a frame), or every reportEvery bytes while it
-// catches up.
-const (
-	headReadSize = 4 << 10
-	reportEvery  = 1 << 20
-)
-
 // follow reads the master's frames until the connection ends, fails, or
 // brings something this slave must refuse.
 func (s *Slave) follow(nc net.Conn, addr string) {
@@ -166,52 +148,28 @@ func (s *Slave) follow(nc net.Conn, addr string) {
 	}
 	s.log.Info("ha: connected to master", "master", addr, "offset", reported)
 	lastRead, lastWrite := time.Now(), time.Now()
-	pending := newPendingBytes(nc)
-	var body bodyRead
-	w := 0 // bytes in buf: less than a header between reads
+	r, w := 0, 0
 	for {
 		deadline := lastRead.Add(s.opts.HousekeepingInterval)
 		if hb := lastWrite.Add(s.opts.HeartbeatInterval); hb.Before(deadline) {
 			deadline = hb
 		}
 		_ = nc.SetReadDeadline(deadline)
-		var n, asked int
-		var err error
-		if body.left > 0 {
-			room, rerr := s.st.ReplicaRoom(body.at, body.left)
-			if rerr != nil {
-				s.log.Error("ha: appending the master's data failed; closing the connection",
-					"master", addr, "offset", body.at, "size", body.left, "err", rerr)
+		n, err := nc.Read(s.buf[w:])
+		if n > 0 {
+			w += n
+			lastRead = time.Now()
+			var ok bool
+			if r, ok = s.apply(r, w, addr); !ok {
 				return
 			}
-			asked = len(room)
-			n, err = nc.Read(room)
-			if n > 0 {
-				if cerr := s.st.CommitReplica(body.at, n); cerr != nil {
-					s.log.Error("ha: appending the master's data failed; closing the connection",
-						"master", addr, "offset", body.at, "size", n, "err", cerr)
-					return
-				}
-				body.at += int64(n)
-				body.left -= n
+			if r == w {
+				r, w = 0, 0
+			} else if len(s.buf)-w < headerSize+s.opts.TransferBatchSize || r > len(s.buf)/2 {
+				w = copy(s.buf, s.buf[r:w])
+				r = 0
 			}
-		} else {
-			asked = headReadSize
-			n, err = nc.Read(s.buf[w : w+asked])
-			if n > 0 {
-				r, ok := s.apply(w+n, addr, &body)
-				if !ok {
-					return
-				}
-				w = copy(s.buf, s.buf[r:w+n])
-			}
-		}
-		if n > 0 {
-			lastRead = time.Now()
-			// Drained: the read found less than it asked for, or it ended
-			// a frame and nothing more waits in the socket.
-			drained := n < asked || body.left == 0 && !pending.any()
-			if cur := s.st.ReplicaOffset(); cur > reported && (drained || cur-reported >= reportEvery) {
+			if cur := s.st.ReplicaOffset(); cur > reported {
 				if err := s.st.SyncReplica(); err != nil {
 					s.log.Error("ha: making the master's data durable failed; closing the connection", "master", addr, "err", err)
 					return
@@ -241,15 +199,6 @@ func (s *Slave) follow(nc net.Conn, addr string) {
 			return
 		}
 		if time.Since(lastWrite) >= s.opts.HeartbeatInterval {
-			if cur := s.st.ReplicaOffset(); cur > reported {
-				// Bytes read but not reported (the socket never seemed
-				// drained): durable first, as any report.
-				if err := s.st.SyncReplica(); err != nil {
-					s.log.Error("ha: making the master's data durable failed; closing the connection", "master", addr, "err", err)
-					return
-				}
-				reported = cur
-			}
 			if err := s.sendReport(nc, reported); err != nil {
 				s.log.Warn("ha: reporting to the master failed", "master", addr, "err", err)
 				return
@@ -259,46 +208,32 @@ func (s *Slave) follow(nc net.Conn, addr string) {
 	}
 }
 
-// bodyRead is the frame whose body is being read straight into the
-// CommitLog: the offset of its next byte and how many are still to come.
-type bodyRead struct {
-	at   int64
-	left int
-}
-
-// apply appends the frames in buf[:w] and returns where the bytes not yet
-// used (part of a header) start; a frame whose body is only partly there
-// has that part appended and the rest left to body. false means the
-// connection must end.
-func (s *Slave) apply(w int, addr string, body *bodyRead) (int, bool) {
-	r := 0
-	for w-r >= headerSize {
-		off, size, err := decodeHeader(s.buf[r:w])
+// apply appends the whole frames in buf[r:w] and returns where the rest
+// starts; false means the connection must end.
+func (s *Slave) apply(r, w int, addr string) (int, bool) {
+	for {
+		f, n, err := decodeFrame(s.buf[r:w])
 		if err != nil {
 			s.log.Error("ha: the master sent a bad frame; closing the connection", "master", addr, "err", err)
 			return r, false
 		}
-		if at := s.st.ReplicaOffset(); at != 0 && off != at {
+		if n == 0 {
+			return r, true
+		}
+		if at := s.st.ReplicaOffset(); at != 0 && f.Offset != at {
 			s.log.Error("ha: refusing the master's data: it pushed an offset that is not the end of this slave's CommitLog, so this slave's log is not a prefix of the master's; nothing was written",
-				"master", addr, "masterOffset", off, "slaveOffset", at)
+				"master", addr, "masterOffset", f.Offset, "slaveOffset", at)
 			return r, false
 		}
-		r += headerSize
-		here := min(size, w-r)
-		if here > 0 {
-			if err := s.st.AppendReplica(off, s.buf[r:r+here]); err != nil {
+		if len(f.Body) > 0 {
+			if err := s.st.AppendReplica(f.Offset, f.Body); err != nil {
 				s.log.Error("ha: appending the master's data failed; closing the connection",
-					"master", addr, "offset", off, "size", size, "err", err)
+					"master", addr, "offset", f.Offset, "size", len(f.Body), "err", err)
 				return r, false
 			}
 		}
-		r += here
-		if here < size {
-			body.at, body.left = off+int64(here), size-here
-			return r, true
-		}
+		r += n
 	}
-	return r, true
 }
 
 // sendReport writes the slave's max offset (the report).
@@ -307,35 +242,4 @@ func (s *Slave) sendReport(nc net.Conn, off int64) error {
 	_ = nc.SetWriteDeadline(time.Now().Add(s.opts.HousekeepingInterval))
 	_, err := nc.Write(s.report[:])
 	return err
-}
-
-// pendingBytes tells whether bytes wait in a connection's socket, without
-// reading them (SIOCINQ, Linux's FIONREAD).
-type pendingBytes struct {
-	rc    syscall.RawConn // nil: not a socket; nothing is taken to wait
-	n     int
-	err   error
-	count func(fd uintptr) // made once: a call allocates nothing
-}
-
-func newPendingBytes(nc net.Conn) *pendingBytes {
-	p := &pendingBytes{}
-	if sc, ok := nc.(syscall.Conn); ok {
-		if rc, err := sc.SyscallConn(); err == nil {
-			p.rc = rc
-		}
-	}
-	p.count = func(fd uintptr) { p.n, p.err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }
-	return p
-}
-
-// any reports whether bytes wait to be read; false when it cannot tell.
-func (p *pendingBytes) any() bool {
-	if p.rc == nil {
-		return false
-	}
-	if err := p.rc.Control(p.count); err != nil || p.err != nil {
-		return false
-	}
-	return p.n > 0
 }

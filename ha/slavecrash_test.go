@@ -2,8 +2,6 @@ package ha
 
 import (
 	"bytes"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -105,11 +103,11 @@ func recoveryStart(t *testing.T, logs string) (int64, bool) {
 // every byte the master had seen acknowledged (up to the last whole record),
 // hold a prefix of the master's CommitLog, and have ConsumeQueues with each
 // of those records once; the next slave must be served from its own end.
-// The first slave, started empty, lives until its checkpoint is written:
-// its physicMsgTimestamp must name the store time of a record it flushed
-// (taken from the master's records as they are appended), and never one
-// it did not keep; the later recoveries start past the first CommitLog
-// file.
+// The first slave, started empty, lives long enough for its checkpoint to
+// be written: its physicMsgTimestamp must name the store time of a record
+// it flushed (taken from the master's records as they are appended), and
+// never one it did not keep; the later recoveries start past the first
+// CommitLog file.
 func TestReplication_SlaveKilled_RecoversAndCatchesUp(t *testing.T) {
 	rounds := 4
 	if *long {
@@ -171,20 +169,17 @@ func TestReplication_SlaveKilled_RecoversAndCatchesUp(t *testing.T) {
 		require.NoError(t, cmd.Start())
 		before := m.AckedOffset()
 		waitFor(t, 20*time.Second, "the slave child to acknowledge", func() bool { return m.AckedOffset() > before })
+		live := time.Duration(rng.IntN(300)) * time.Millisecond
 		if r == 0 {
-			// The first slave, started empty, lives until its checkpoint
-			// names a store time (it is written every second).
-			waitFor(t, 30*time.Second, "the slave's checkpoint to name a store time", func() bool {
-				return readPhysic(t, slaveDir) > 0
-			})
+			live = 1500 * time.Millisecond // the checkpoint is written every second
 		}
-		time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond) // a random moment of the transfer
+		time.Sleep(live) // a random moment of the transfer
 		require.NoError(t, cmd.Process.Kill())
 		_ = cmd.Wait()
 		require.Empty(t, stderr.String(), "the slave child failed")
 		acked := m.AckedOffset()
 
-		physic := readPhysic(t, slaveDir)
+		physic := checkpointPhysic(t, slaveDir)
 		physics = append(physics, physic)
 
 		var logs lockedBuffer
@@ -233,16 +228,14 @@ func TestReplication_SlaveKilled_RecoversAndCatchesUp(t *testing.T) {
 	}
 }
 
-// readPhysic reads physicMsgTimestamp from the checkpoint file of the
-// store in dir (0 when there is none yet), without mapping it.
-func readPhysic(t *testing.T, dir string) int64 {
+// checkpointPhysic reads physicMsgTimestamp from the checkpoint of the
+// store in dir.
+func checkpointPhysic(t *testing.T, dir string) int64 {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "checkpoint"))
-	if errors.Is(err, os.ErrNotExist) || err == nil && len(b) < 8 {
-		return 0
-	}
+	cp, err := recovery.OpenCheckpoint(filepath.Join(dir, "checkpoint"), nil)
 	require.NoError(t, err)
-	return int64(binary.BigEndian.Uint64(b))
+	defer cp.Close()
+	return cp.Values().PhysicMsgTimestamp
 }
 
 // A slave closed cleanly after following its master across files: its

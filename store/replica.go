@@ -62,31 +62,6 @@ func (s *MessageStore) AppendReplica(offset int64, data []byte) error {
 	return nil
 }
 
-// ReplicaRoom returns room for n bytes of a master's CommitLog at offset
-// (see AppendReplica and commitlog.Log.RawRoom), for the slave to read
-// them into straight from its connection; CommitReplica then publishes
-// what it read. Only the slave, the one writer, may use the room.
-func (s *MessageStore) ReplicaRoom(offset int64, n int) ([]byte, error) {
-	if s.closed.Load() {
-		return nil, ErrClosed
-	}
-	room, err := s.cl.RawRoom(offset, n)
-	if err != nil {
-		return nil, fmt.Errorf("store: replica: %w", err)
-	}
-	return room, nil
-}
-
-// CommitReplica publishes k bytes read at offset into the room
-// ReplicaRoom gave, and wakes the dispatcher, as AppendReplica does.
-func (s *MessageStore) CommitReplica(offset int64, k int) error {
-	if err := s.cl.CommitRaw(offset, k); err != nil {
-		return fmt.Errorf("store: replica: %w", err)
-	}
-	s.disp.wakeUp()
-	return nil
-}
-
 // ReplicaOffset is the end of this store's CommitLog as written: where the
 // next AppendReplica must start, and what a slave reports to its master.
 func (s *MessageStore) ReplicaOffset() int64 { return s.cl.WriteOffset() }
