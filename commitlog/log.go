@@ -64,6 +64,8 @@ type Log struct {
 	lastNext  *int64
 	// cur is the file appends go to. Guarded by lock.
 	cur *mappedfile.File
+	// raw follows the records of AppendRaw's bytes. Guarded by lock.
+	raw rawTail
 
 	closed atomic.Bool
 }

@@ -12,27 +12,42 @@ import (
 var ErrOffsetMismatch = errors.New("commitlog: offset is not the write position")
 
 // AppendRaw writes data, bytes copied from another CommitLog (a master's),
-// at offset, which must be the write position: the end of the log (0 in a
-// log opened empty; a log with no file at all may start at any file start). data must fit in the file it starts
-// in, as the frames of RocketMQ's HA transfer do (a master's file holds the
-// same bytes, END_OF_FILE blank and zero tail included). The bytes are
-// written verbatim: no record is stamped or checked, and the queue offsets
-// are not advanced (a Log reopened rebuilds them from the records).
+// at offset, which must be the write position: the end of the log. A log
+// that holds nothing yet (opened empty, or with no file at all) takes any
+// file start: its empty files are dropped and it starts there, as a slave
+// does when its master's CommitLog no longer starts at 0
+// (DefaultHAConnection sends an empty slave the master's last file). data
+// must fit in the file it starts in, as the frames of RocketMQ's HA
+// transfer do (a master's file holds the same bytes, END_OF_FILE blank and
+// zero tail included). The bytes are written verbatim: no record is
+// stamped or checked, and the queue offsets are not advanced (a Log
+// reopened rebuilds them from the records). The record heads are followed
+// as they pass, so that LastStoreTimestamp is the store time of the last
+// whole record appended, and DropPartialRecord knows where the last one
+// ends.
 func (l *Log) AppendRaw(offset int64, data []byte) error {
 	l.lock.Lock()
 	defer l.lock.Unlock()
 	if l.closed.Load() {
 		return ErrClosed
 	}
-	if l.q.Last() == nil {
-		if offset < 0 || offset%int64(l.opts.FileSize) != 0 {
+	fileSize := int64(l.opts.FileSize)
+	if end := l.q.MaxWrotePosition(); end == 0 {
+		if offset < 0 || offset%fileSize != 0 {
 			return fmt.Errorf("commitlog: raw append at %d to an empty log, not at a file start: %w", offset, ErrOffsetMismatch)
 		}
-	} else if end := l.q.MaxWrotePosition(); offset != end {
-		if end == 0 && l.q.Last().From() == 0 {
-			// Open made an empty first file at 0: only offset 0 follows it.
-			return fmt.Errorf("commitlog: raw append at %d to an empty log, which takes bytes from offset 0 only: %w", offset, ErrOffsetMismatch)
+		if last := l.q.Last(); last != nil && last.From() != offset {
+			if len(data) == 0 {
+				return nil // nothing to start the log with yet
+			}
+			if err := l.q.Restart(offset); err != nil {
+				return fmt.Errorf("commitlog: raw append at %d: start the empty log there: %w", offset, err)
+			}
+			l.cur = nil
+			l.log.Info("commit log starts at the offset of the first bytes copied to it", "offset", offset)
 		}
+		l.raw.reset(offset)
+	} else if offset != end {
 		return fmt.Errorf("commitlog: raw append at %d, but the log ends at %d: %w", offset, end, ErrOffsetMismatch)
 	}
 	if len(data) == 0 {
@@ -47,6 +62,35 @@ func (l *Log) AppendRaw(offset int64, data []byte) error {
 		return fmt.Errorf("commitlog: raw append of %d bytes at %d crosses the end of file %s: %w",
 			len(data), offset, mappedfile.FileName(f.From()), ErrOffsetMismatch)
 	}
+	if ts := l.raw.scan(offset, data, f.From()+fileSize); ts != 0 {
+		f.SetStoreTimestamp(ts)
+	}
+	return nil
+}
+
+// DropPartialRecord cuts what AppendRaw wrote after the last whole record:
+// the start of a record the master had not finished sending. A slave's
+// store calls it before a clean close, so that the log it leaves holds
+// whole records only (what a clean close promises recovery); the slave
+// then reports where its last record ends, and the master sends the rest
+// again. It does nothing when the log ends with a whole record, or when
+// AppendRaw lost track of the records (bytes that were not records).
+func (l *Log) DropPartialRecord() error {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	if l.closed.Load() {
+		return ErrClosed
+	}
+	next, end := l.raw.next, l.q.MaxWrotePosition()
+	if next < 0 || next >= end {
+		return nil
+	}
+	if err := l.q.Truncate(next); err != nil {
+		return fmt.Errorf("commitlog: drop the partial record at %d: %w", next, err)
+	}
+	l.cur = nil
+	l.raw.reset(next)
+	l.log.Info("dropped the start of a record not yet copied whole", "offset", next, "bytes", end-next)
 	return nil
 }
 

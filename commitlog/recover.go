@@ -118,6 +118,7 @@ func (l *Log) Recover(from int64, durable Durable, visit func(r message.Record, 
 	}
 	l.q.SetFlushedWhere(end)
 	l.cur = nil
+	l.raw.reset(end)
 	f, err := l.q.LastOrCreate(end)
 	if errors.Is(err, syscall.ENOSPC) {
 		// A full disk: the log opens to be read; the first append makes

@@ -32,7 +32,15 @@
 //
 // Where rocketstore differs: a slave that reports offset 0 gets the whole
 // CommitLog the master still has (from its first file), where RocketMQ
-// sends only from the start of the master's last file. A rocketstore slave
-// opened empty takes a master's CommitLog from offset 0 only, so it cannot
-// yet follow an Apache master that has dropped its first files.
+// sends only from the start of the master's last file (maxOffset -
+// maxOffset % mappedFileSizeCommitLog). Either way the first frame an
+// empty slave takes starts a file, and its CommitLog starts there: a
+// rocketstore slave follows an Apache master, and a master whose first
+// files expired, as well as one whose log starts at 0.
+//
+// A slave's store follows the record boundaries of the bytes it appends:
+// its checkpoint takes the store times of the master's records (so a
+// crash recovery starts where the checkpoint says, not at the first file),
+// and a clean close cuts a record that was half copied (so the store
+// opens without crash recovery and reports the end of its last record).
 package ha

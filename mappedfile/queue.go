@@ -474,6 +474,35 @@ func (q *Queue) truncate(offset int64) error {
 	return err
 }
 
+// ErrNotEmpty refuses to restart a queue that holds data.
+var ErrNotEmpty = errors.New("mappedfile: the queue holds data")
+
+// Restart deletes the files of a queue that holds no data (nothing was
+// written to any of them), and the file being made in the background, so
+// that the next LastOrCreate starts the queue at from: a slave's empty
+// CommitLog takes its master's, which no longer starts at 0. Only the
+// writer may call it.
+func (q *Queue) Restart(from int64) error {
+	q.mu.Lock()
+	files := q.list()
+	for _, f := range files {
+		if f.WrotePosition() != 0 {
+			q.mu.Unlock()
+			return fmt.Errorf("mappedfile: restart %s at %d: file %s has %d bytes: %w",
+				q.dir, from, f.path, f.WrotePosition(), ErrNotEmpty)
+		}
+	}
+	q.publish(nil)
+	q.flushedWhere.Store(from)
+	q.committedWhere.Store(from)
+	q.mu.Unlock()
+	var err error
+	for _, f := range files {
+		err = errors.Join(err, f.Destroy())
+	}
+	return errors.Join(err, q.dropStalePending())
+}
+
 // DeleteHead deletes files from the head of the queue while del says so,
 // never the last file and at most max files (0: no limit). It returns how
 // many it deleted.

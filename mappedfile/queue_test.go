@@ -125,6 +125,26 @@ func TestQueue_StartsAtOffset(t *testing.T) {
 	require.Equal(t, int64(3*qfs), q.MinOffset())
 }
 
+func TestQueue_Restart_EmptyQueueMovesItsStart(t *testing.T) {
+	dir := t.TempDir()
+	q, err := OpenQueue(dir, qfs, QueueOptions{Preallocate: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { q.Close() })
+	_, err = q.LastOrCreate(0)
+	require.NoError(t, err)
+	q.WaitAllocated()
+	require.Equal(t, []string{FileName(0), FileName(qfs)}, dirNames(t, dir))
+	require.NoError(t, q.Restart(5*qfs))
+	require.Empty(t, dirNames(t, dir), "the empty file and the one made ahead are gone")
+	f, err := q.LastOrCreate(5 * qfs)
+	require.NoError(t, err)
+	require.Equal(t, int64(5*qfs), f.From())
+	require.Equal(t, int64(5*qfs), q.FlushedWhere())
+	fill(t, q, 10, 1)
+	require.ErrorIs(t, q.Restart(0), ErrNotEmpty)
+	require.Equal(t, int64(5*qfs+10), q.MaxWrotePosition(), "a queue with data is left alone")
+}
+
 func TestQueue_PreallocateNextFile(t *testing.T) {
 	dir := t.TempDir()
 	q, err := OpenQueue(dir, qfs, QueueOptions{Preallocate: true, Warm: true})

@@ -164,6 +164,11 @@ func (s *MessageStore) Close() error {
 	// What was put before Close is dispatched; a put still under way must
 	// not dispatch into the files closed below.
 	s.disp.close()
+	if s.opts.Replica {
+		// A record the master had not finished sending is cut, so that
+		// the log closed cleanly holds whole records only.
+		err = errors.Join(err, s.cl.DropPartialRecord())
+	}
 	if s.index != nil {
 		err = errors.Join(err, s.index.Flush())
 	}

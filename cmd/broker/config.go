@@ -101,6 +101,8 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.HA.TransferBatchSize = int(num(k, v))
 		case "haMaxGapNotInSync":
 			o.HA.MaxGapNotInSync = num(k, v)
+		case "haReconnectInterval": // ours: a slave's wait before it connects again (RocketMQ: 5 s, fixed)
+			o.HA.ReconnectInterval = time.Duration(num(k, v)) * time.Millisecond
 		case "slaveTimeout":
 			o.HA.SlaveTimeout = time.Duration(num(k, v)) * time.Millisecond
 		case "mappedFileSizeCommitLog":

@@ -86,6 +86,7 @@ haHousekeepingInterval=10000
 haTransferBatchSize=65536
 haMaxGapNotInSync=1048576
 slaveTimeout=2000
+haReconnectInterval=250
 `
 	props, err := parseProperties(strings.NewReader(conf))
 	require.NoError(t, err)
@@ -102,6 +103,7 @@ slaveTimeout=2000
 	require.Equal(t, 65536, o.HA.TransferBatchSize)
 	require.Equal(t, int64(1<<20), o.HA.MaxGapNotInSync)
 	require.Equal(t, 2*time.Second, o.HA.SlaveTimeout)
+	require.Equal(t, 250*time.Millisecond, o.HA.ReconnectInterval)
 	for _, role := range []string{"ASYNC_MASTER", "SYNC_MASTER"} {
 		props, err := parseProperties(strings.NewReader("brokerRole=" + role))
 		require.NoError(t, err)
