@@ -134,48 +134,6 @@ func isFileName(name string) bool {
 	return true
 }
 
-// DropAfter deletes the files whose endTimestamp is after indexMsgTimestamp,
-// the checkpoint's time of the last index file known to be flushed. Abnormal
-// recovery calls it before dispatching again, as IndexService.load does
-// when the last exit was not clean.
-func (s *Service) DropAfter(indexMsgTimestamp int64) error {
-	s.putMu.Lock()
-	defer s.putMu.Unlock()
-	s.mu.Lock()
-	if s.closed.Load() {
-		s.mu.Unlock()
-		return ErrClosed
-	}
-	var keep, drop []*File
-	for _, f := range s.files {
-		if f.EndTimestamp() > indexMsgTimestamp {
-			drop = append(drop, f)
-		} else {
-			keep = append(keep, f)
-		}
-	}
-	s.files = keep
-	s.floor = maxEndPhyOffset(keep)
-	if len(keep) > 0 {
-		s.last.Store(keep[len(keep)-1])
-	} else {
-		s.last.Store(nil)
-	}
-	s.mu.Unlock()
-
-	var errs []error
-	for _, f := range drop {
-		end := f.EndTimestamp() // f is unmapped after Destroy
-		if err := f.Destroy(); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		s.log.Warn("dropped an index file written after the checkpoint",
-			"file", f.Path(), "endTimestamp", end, "indexMsgTimestamp", indexMsgTimestamp)
-	}
-	return errors.Join(errs...)
-}
-
 // Put indexes the message at CommitLog offset phyOffset
 // (IndexService.buildIndex): under uniqKey (its UNIQ_KEY property) if not
 // empty, then under each non-empty space-separated token of keys (its KEYS

@@ -247,14 +247,7 @@ func TestService_DropAfter(t *testing.T) {
 	require.NoError(t, s.DropAfter(reports[1])) // the checkpoint knew of 2 full files
 	require.Equal(t, 2, s.Files())
 	require.Len(t, fileNames(t, dir), 2)
-	for i := 1; i <= 10; i++ {
-		got := mustQuery(t, s, "T", fmt.Sprintf("u%d", i), 64, 0, forever)
-		if i <= 6 {
-			require.Equal(t, []int64{int64(i * 100)}, got, "u%d", i)
-		} else {
-			require.Empty(t, got, "u%d", i)
-		}
-	}
+	requireIndexedUpTo(t, s, 6, 10)
 
 	// Recovery dispatches again from before the checkpoint. Messages below
 	// the last kept endPhyOffset are skipped; the one at it is indexed again
