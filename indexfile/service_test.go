@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketstore/rocketstore/internal/pagemap"
+	"github.com/rocketstore/rocketstore/mappedfile"
 )
 
 // t0 is a store timestamp (ms) on a whole second.
@@ -385,7 +386,7 @@ func TestService_Put_DoesNotAllocate(t *testing.T) {
 
 func TestService_Open_CleansUpAndIgnores(t *testing.T) {
 	dir := t.TempDir()
-	tmp := filepath.Join(dir, "20231114221320000"+tmpSuffix)
+	tmp := filepath.Join(dir, "20231114221320000"+mappedfile.CreatingSuffix)
 	require.NoError(t, os.WriteFile(tmp, []byte{1}, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "README"), []byte("x"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "20231114221320001"), 0o755))
