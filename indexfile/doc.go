@@ -42,10 +42,17 @@
 // A file is full when indexCount reaches the entry count; the next file
 // starts from its end values, and the full one is flushed and its
 // endTimestamp reported (Options.OnFileFull) for the checkpoint's
-// indexMsgTimestamp. Otherwise files are flushed only by Flush and Close.
-// After a crash, DropAfter(indexMsgTimestamp) drops the files that may have
-// lost entries, and dispatching from the recovered CommitLog offset fills
-// them again: Put skips messages below the newest file's endPhyOffset.
+// indexMsgTimestamp. RocketMQ flushes no other time but at shutdown; here
+// FlushMark also flushes every file and returns the state the newest one
+// was in (a Mark), which the store writes into its checkpoint every
+// second. After a crash, RollBack(mark) returns the newest file to that
+// state and deletes the later ones (an entry never changes once written;
+// hash slots that point past the mark are set again from the entries), so
+// the store indexes again only what came after; with no mark,
+// DropAfter(indexMsgTimestamp) drops the files that may have lost entries,
+// as RocketMQ does. CutAt forgets the entries of records the CommitLog
+// lost. Dispatching from the recovered CommitLog offset then fills the
+// files again: Put skips messages below the newest file's endPhyOffset.
 //
 // Readers never lock out the writer: a Put publishes an entry by storing
 // the slot and then indexCount atomically, after writing the entry, and a

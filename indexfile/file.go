@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -24,9 +22,6 @@ const (
 	offHashSlotCount  = 32
 	offIndexCount     = 36
 )
-
-// tmpSuffix marks a file being created; Open deletes leftovers.
-const tmpSuffix = ".tmp"
 
 var be = binary.BigEndian
 
@@ -44,74 +39,37 @@ var be = binary.BigEndian
 // the last two with atomic stores. Readers load indexCount first and follow
 // only entry numbers below it, so they never see an entry being written.
 type File struct {
-	path    string
+	mf      *mappedfile.File // the mapping, its reference counts and its life on disk
 	slots   int
 	indexes int
 	entries int // offset of entry 0: HeaderSize + slots×SlotSize
 	size    int
+	b       []byte // mf.Mapping()[:size]
 
-	fd     *os.File
-	region mappedfile.Region
-	b      []byte // region.Bytes()[:size]
-
-	flushMu      sync.Mutex   // one flush at a time
 	flushedCount atomic.Int32 // raw indexCount at the last flush, -1 before any
-
-	refs      atomic.Int64 // 1 for the owner plus 1 per background user
-	available atomic.Bool
 
 	warmedTo int // bytes from the start asked to be faulted in; the Service's, under putMu
 }
 
 // CreateFile creates the index file path, sized by opts.HashSlots and
-// opts.MaxIndexes, allocates its disk space and maps it. A file that follows
+// opts.MaxIndexes, allocates its disk space and maps it: the whole file is
+// allocated and durable before it gets its name (mappedfile.CreateWhole),
+// so a crash never leaves a short index file behind. A file that follows
 // a full one starts from that file's end values: endPhyOffset and
-// endTimestamp, when positive, become both its begin and its end values, as
-// in RocketMQ. An existing file at path is an error.
+// endTimestamp, when positive, become both its begin and its end values,
+// as in RocketMQ. An existing file at path is an error.
 func CreateFile(path string, endPhyOffset, endTimestamp int64, opts Options) (*File, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("indexfile: create %s: %w", path, err)
 	}
-	size := fileSize(opts.HashSlots, opts.MaxIndexes)
-	if _, err := os.Lstat(path); err == nil {
-		return nil, fmt.Errorf("indexfile: create %s: %w", path, os.ErrExist)
-	}
-	tmp := path + tmpSuffix
-	fd, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	mf, err := mappedfile.CreateWhole(path, fileSize(opts.HashSlots, opts.MaxIndexes), mappedfile.FileOptions{Mapper: opts.Mapper})
 	if err != nil {
-		return nil, fmt.Errorf("indexfile: create: %w", err)
+		return nil, fmt.Errorf("indexfile: %w", err)
 	}
-	renamed := false
-	fail := func(err error) (*File, error) {
-		fd.Close()
-		if renamed {
-			os.Remove(path)
-		} else {
-			os.Remove(tmp)
-		}
-		return nil, err
-	}
-	// The whole file is allocated and durable before it gets its name, so a
-	// crash never leaves a short index file behind.
-	if err := mappedfile.Preallocate(fd, int64(size)); err != nil {
-		return fail(fmt.Errorf("indexfile: allocate %d bytes for %s (disk full?): %w", size, path, err))
-	}
-	if err := fd.Sync(); err != nil {
-		return fail(fmt.Errorf("indexfile: create %s: %w", path, err))
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fail(fmt.Errorf("indexfile: create: %w", err))
-	}
-	renamed = true
-	if err := mappedfile.SyncDir(filepath.Dir(path)); err != nil {
-		return fail(err)
-	}
-	f, err := mapFile(fd, path, opts)
+	f, err := newFile(mf, opts)
 	if err != nil {
-		fd.Close()
-		os.Remove(path)
-		return nil, err
+		return nil, errors.Join(err, mf.Destroy())
 	}
 	if endPhyOffset > 0 {
 		f.store64(offBeginPhyOffset, endPhyOffset)
@@ -135,66 +93,50 @@ func OpenFile(path string, opts Options) (*File, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("indexfile: open %s: %w", path, err)
 	}
-	fd, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return nil, fmt.Errorf("indexfile: open: %w", err)
+	size := fileSize(opts.HashSlots, opts.MaxIndexes)
+	mf, err := mappedfile.Open(path, 0, size, mappedfile.FileOptions{Mapper: opts.Mapper})
+	if errors.Is(err, mappedfile.ErrBadSize) {
+		return nil, fmt.Errorf("indexfile: HashSlots %d and MaxIndexes %d make %d bytes; "+
+			"open it with the options it was written with: %w: %w", opts.HashSlots, opts.MaxIndexes, size, ErrBadSize, err)
 	}
-	st, err := fd.Stat()
 	if err != nil {
-		fd.Close()
-		return nil, fmt.Errorf("indexfile: open: %w", err)
+		return nil, fmt.Errorf("indexfile: %w", err)
 	}
-	if want := fileSize(opts.HashSlots, opts.MaxIndexes); st.Size() != int64(want) {
-		fd.Close()
-		return nil, fmt.Errorf("indexfile: %s is %d bytes, but HashSlots %d and MaxIndexes %d make %d; "+
-			"open it with the options it was written with: %w",
-			path, st.Size(), opts.HashSlots, opts.MaxIndexes, want, ErrBadSize)
-	}
-	f, err := mapFile(fd, path, opts)
+	f, err := newFile(mf, opts)
 	if err != nil {
-		fd.Close()
-		return nil, err
+		return nil, errors.Join(err, mf.Close())
 	}
 	f.flushedCount.Store(f.load32(offIndexCount)) // what is on disk needs no flush
 	return f, nil
 }
 
-// mapFile maps fd; on error the caller still owns fd.
-func mapFile(fd *os.File, path string, opts Options) (*File, error) {
+// newFile is the index file over the mapping of mf.
+func newFile(mf *mappedfile.File, opts Options) (*File, error) {
 	size := fileSize(opts.HashSlots, opts.MaxIndexes)
-	r, err := opts.Mapper.Map(fd, size)
-	if err != nil {
-		return nil, fmt.Errorf("indexfile: map %s: %w", path, err)
-	}
-	b := r.Bytes()
+	b := mf.Mapping()
 	// Header fields and slots are read and written atomically, which needs
 	// them aligned; an mmap is page-aligned.
 	if len(b) < size || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 != 0 {
-		err := fmt.Errorf("indexfile: map %s: mapper returned %d bytes at an address not 8-byte aligned or short of %d",
-			path, len(b), size)
-		return nil, errors.Join(err, r.Close())
+		return nil, fmt.Errorf("indexfile: map %s: mapper returned %d bytes at an address not 8-byte aligned or short of %d",
+			mf.Path(), len(b), size)
 	}
 	f := &File{
-		path:    path,
+		mf:      mf,
 		slots:   opts.HashSlots,
 		indexes: opts.MaxIndexes,
 		entries: HeaderSize + opts.HashSlots*SlotSize,
 		size:    size,
-		fd:      fd,
-		region:  r,
 		b:       b[:size:size],
 	}
 	f.flushedCount.Store(-1)
-	f.refs.Store(1)
-	f.available.Store(true)
 	return f, nil
 }
 
 // Path is the file's path on disk.
-func (f *File) Path() string { return f.path }
+func (f *File) Path() string { return f.mf.Path() }
 
 // Name is the file's name: its creation time, yyyyMMddHHmmssSSS.
-func (f *File) Name() string { return filepath.Base(f.path) }
+func (f *File) Name() string { return filepath.Base(f.mf.Path()) }
 
 // Size is the file's length in bytes.
 func (f *File) Size() int { return f.size }
@@ -247,9 +189,9 @@ func (f *File) Put(hash int32, phyOffset, storeTimestamp int64) (err error) {
 // a message.
 func (f *File) put(hash int32, phyOffset, storeTimestamp int64) error {
 	if hash < 0 {
-		return fmt.Errorf("indexfile: put into %s: key hash %d is negative; use KeyHash", f.path, hash)
+		return fmt.Errorf("indexfile: put into %s: key hash %d is negative; use KeyHash", f.Path(), hash)
 	}
-	if !f.available.Load() {
+	if !f.mf.Available() {
 		return ErrClosed
 	}
 	count := f.IndexCount()
@@ -326,7 +268,7 @@ func (f *File) Select(dst []int64, hash int32, maxNum int, begin, end int64) (ou
 	if hash < 0 || len(out) >= maxNum {
 		return out, nil
 	}
-	if !f.available.Load() {
+	if !f.mf.Available() {
 		return out, ErrClosed
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
@@ -363,26 +305,27 @@ func (f *File) Select(dst []int64, hash int32, maxNum int, begin, end int64) (ou
 // Flush writes the whole mapping to disk (msync), unless nothing was put
 // since the last flush.
 func (f *File) Flush() error {
-	if !f.hold() {
+	if !f.mf.Hold() {
 		return ErrClosed
 	}
-	defer f.release()
+	defer f.mf.Release()
 	return f.flushHeld()
 }
 
 // flushHeld is Flush for a caller that holds a reference. A file cut short
 // under its mapping gives ErrFault.
 func (f *File) flushHeld() (err error) {
-	f.flushMu.Lock()
-	defer f.flushMu.Unlock()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer f.recoverFault(&err)
+	// Read before the flush: what the flush makes durable holds at least
+	// this count. Flushes that overlap store their counts in any order,
+	// which can only make a later flush write again.
 	count := f.load32(offIndexCount)
 	if count == f.flushedCount.Load() {
 		return nil
 	}
-	if err := f.region.Flush(0, f.size); err != nil {
-		return fmt.Errorf("indexfile: flush %s: %w", f.path, err)
+	if err := f.mf.Sync(); err != nil {
+		return fmt.Errorf("indexfile: %w", err)
 	}
 	f.flushedCount.Store(count)
 	return nil
@@ -392,49 +335,20 @@ func (f *File) flushHeld() (err error) {
 // last background user (a flush in progress) is done. Calls after the first
 // return ErrClosed.
 func (f *File) Close() error {
-	if !f.available.CompareAndSwap(true, false) {
+	err := f.mf.Close()
+	if errors.Is(err, mappedfile.ErrClosed) {
 		return ErrClosed
 	}
-	return f.release()
-}
-
-// Destroy closes the file and deletes it from disk.
-func (f *File) Destroy() error {
-	err := os.Remove(f.path)
-	if errors.Is(err, os.ErrNotExist) {
-		err = nil
-	}
-	if cerr := f.Close(); cerr != nil && !errors.Is(cerr, ErrClosed) {
-		err = errors.Join(err, cerr)
-	}
-	if err == nil {
-		err = mappedfile.SyncDir(filepath.Dir(f.path))
-	}
 	if err != nil {
-		return fmt.Errorf("indexfile: destroy %s: %w", f.path, err)
+		return fmt.Errorf("indexfile: %w", err)
 	}
 	return nil
 }
 
-// hold takes a reference if the file is still open.
-func (f *File) hold() bool {
-	if !f.available.Load() {
-		return false
-	}
-	if f.refs.Add(1) > 1 {
-		return true
-	}
-	f.refs.Add(-1) // the last reference is already gone
-	return false
-}
-
-// release drops a reference; the last one unmaps and closes the file.
-func (f *File) release() error {
-	if f.refs.Add(-1) > 0 {
-		return nil
-	}
-	if err := errors.Join(f.region.Close(), f.fd.Close()); err != nil {
-		return fmt.Errorf("indexfile: close %s: %w", f.path, err)
+// Destroy closes the file and deletes it from disk.
+func (f *File) Destroy() error {
+	if err := f.mf.Destroy(); err != nil {
+		return fmt.Errorf("indexfile: destroy %s: %w", f.Path(), err)
 	}
 	return nil
 }
@@ -442,7 +356,7 @@ func (f *File) release() error {
 // recoverFault turns a memory fault inside Put or Select (armed with
 // debug.SetPanicOnFault) into ErrFault. Other panics go on.
 func (f *File) recoverFault(err *error) {
-	if e := faultError(recover(), f.path); e != nil {
+	if e := faultError(recover(), f.Path()); e != nil {
 		*err = e
 	}
 }

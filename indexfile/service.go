@@ -85,7 +85,7 @@ func (s *Service) load() error {
 	for _, e := range entries {
 		name := e.Name()
 		path := filepath.Join(s.dir, name)
-		base, unfinished := strings.CutSuffix(name, tmpSuffix)
+		base, unfinished := strings.CutSuffix(name, mappedfile.CreatingSuffix)
 		switch {
 		case unfinished && isFileName(base) && e.Type().IsRegular():
 			if err := os.Remove(path); err != nil {
@@ -132,48 +132,6 @@ func isFileName(name string) bool {
 		}
 	}
 	return true
-}
-
-// DropAfter deletes the files whose endTimestamp is after indexMsgTimestamp,
-// the checkpoint's time of the last index file known to be flushed. Abnormal
-// recovery calls it before dispatching again, as IndexService.load does
-// when the last exit was not clean.
-func (s *Service) DropAfter(indexMsgTimestamp int64) error {
-	s.putMu.Lock()
-	defer s.putMu.Unlock()
-	s.mu.Lock()
-	if s.closed.Load() {
-		s.mu.Unlock()
-		return ErrClosed
-	}
-	var keep, drop []*File
-	for _, f := range s.files {
-		if f.EndTimestamp() > indexMsgTimestamp {
-			drop = append(drop, f)
-		} else {
-			keep = append(keep, f)
-		}
-	}
-	s.files = keep
-	s.floor = maxEndPhyOffset(keep)
-	if len(keep) > 0 {
-		s.last.Store(keep[len(keep)-1])
-	} else {
-		s.last.Store(nil)
-	}
-	s.mu.Unlock()
-
-	var errs []error
-	for _, f := range drop {
-		end := f.EndTimestamp() // f is unmapped after Destroy
-		if err := f.Destroy(); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		s.log.Warn("dropped an index file written after the checkpoint",
-			"file", f.Path(), "endTimestamp", end, "indexMsgTimestamp", indexMsgTimestamp)
-	}
-	return errors.Join(errs...)
 }
 
 // Put indexes the message at CommitLog offset phyOffset
@@ -378,24 +336,24 @@ func (s *Service) warmAheadLocked(f *File) {
 	if from == 0 {
 		to = min(f.entries+warmChunk, f.size)
 	}
-	if !f.hold() {
+	if !f.mf.Hold() {
 		return
 	}
 	select {
 	case s.warm <- warmJob{f, from &^ (os.Getpagesize() - 1), to}:
 		f.warmedTo = to
 	default:
-		_ = f.release() // not the last reference: f is the newest file
+		_ = f.mf.Release() // not the last reference: f is the newest file
 	}
 }
 
 // warmLoop faults in the pages warmAheadLocked asks for.
 func (s *Service) warmLoop() {
 	for j := range s.warm {
-		if j.f.available.Load() {
+		if j.f.mf.Available() {
 			_ = mappedfile.Populate(j.f.b[j.from:j.to]) // best effort: Put faults them in itself
 		}
-		if err := j.f.release(); err != nil {
+		if err := j.f.mf.Release(); err != nil {
 			s.log.Error("closing an index file failed", "file", j.f.Path(), "err", err)
 		}
 	}
@@ -437,7 +395,7 @@ func (s *Service) rollLocked(prev *File) (*File, error) {
 	s.last.Store(f)
 	s.mu.Unlock()
 	s.log.Info("created index file", "file", f.Path(), "beginPhyOffset", endPhyOffset)
-	if prev != nil && prev.IsFull() && prev.hold() {
+	if prev != nil && prev.IsFull() && prev.mf.Hold() {
 		s.full <- prev // waits if flushLoop is behind
 	}
 	return f, nil
@@ -463,11 +421,11 @@ func (s *Service) nextNameLocked() string {
 func (s *Service) flushLoop() {
 	for f := range s.full {
 		var err error
-		if f.available.Load() { // not deleted meanwhile
+		if f.mf.Available() { // not deleted meanwhile
 			err = f.flushHeld()
 		}
-		end, path, gone := f.EndTimestamp(), f.Path(), !f.available.Load()
-		if rerr := f.release(); rerr != nil {
+		end, path, gone := f.EndTimestamp(), f.Path(), !f.mf.Available()
+		if rerr := f.mf.Release(); rerr != nil {
 			s.log.Error("closing an index file failed", "file", path, "err", rerr)
 		}
 		switch {
@@ -579,7 +537,7 @@ func (s *Service) Flush() error {
 	}
 	held := make([]*File, 0, len(s.files))
 	for _, f := range s.files {
-		if f.hold() {
+		if f.mf.Hold() {
 			held = append(held, f)
 		}
 	}
@@ -591,7 +549,7 @@ func (s *Service) Flush() error {
 		if err := f.flushHeld(); err != nil {
 			errs = append(errs, err)
 		}
-		if err := f.release(); err != nil {
+		if err := f.mf.Release(); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketstore/rocketstore/internal/pagemap"
+	"github.com/rocketstore/rocketstore/mappedfile"
 )
 
 // t0 is a store timestamp (ms) on a whole second.
@@ -247,14 +248,7 @@ func TestService_DropAfter(t *testing.T) {
 	require.NoError(t, s.DropAfter(reports[1])) // the checkpoint knew of 2 full files
 	require.Equal(t, 2, s.Files())
 	require.Len(t, fileNames(t, dir), 2)
-	for i := 1; i <= 10; i++ {
-		got := mustQuery(t, s, "T", fmt.Sprintf("u%d", i), 64, 0, forever)
-		if i <= 6 {
-			require.Equal(t, []int64{int64(i * 100)}, got, "u%d", i)
-		} else {
-			require.Empty(t, got, "u%d", i)
-		}
-	}
+	requireIndexedUpTo(t, s, 6, 10)
 
 	// Recovery dispatches again from before the checkpoint. Messages below
 	// the last kept endPhyOffset are skipped; the one at it is indexed again
@@ -392,7 +386,7 @@ func TestService_Put_DoesNotAllocate(t *testing.T) {
 
 func TestService_Open_CleansUpAndIgnores(t *testing.T) {
 	dir := t.TempDir()
-	tmp := filepath.Join(dir, "20231114221320000"+tmpSuffix)
+	tmp := filepath.Join(dir, "20231114221320000"+mappedfile.CreatingSuffix)
 	require.NoError(t, os.WriteFile(tmp, []byte{1}, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "README"), []byte("x"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "20231114221320001"), 0o755))

@@ -110,6 +110,51 @@ func Create(path string, from int64, size int, opts FileOptions) (*File, error) 
 	return f, nil
 }
 
+// CreatingSuffix ends the name of a file that CreateWhole has not
+// finished: a crash may leave one behind, for its owner to delete.
+const CreatingSuffix = ".tmp"
+
+// CreateWhole makes a new file of size bytes at path, for files that must
+// never be seen short or half made (index files): it creates path +
+// CreatingSuffix, allocates all its disk space and syncs it, renames it to
+// path and syncs the folder, then maps it. An existing file at path is an
+// error. Its positions start at 0.
+func CreateWhole(path string, size int, opts FileOptions) (*File, error) {
+	if _, err := os.Lstat(path); err == nil {
+		return nil, fmt.Errorf("mappedfile: create %s: %w", path, os.ErrExist)
+	}
+	tmp := path + CreatingSuffix
+	fd, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("mappedfile: create: %w", err)
+	}
+	named := tmp
+	fail := func(err error) (*File, error) {
+		fd.Close()
+		os.Remove(named)
+		return nil, err
+	}
+	if err := Preallocate(fd, int64(size)); err != nil {
+		return fail(fmt.Errorf("mappedfile: allocate %d bytes for %s (disk full?): %w", size, path, err))
+	}
+	if err := fd.Sync(); err != nil {
+		return fail(fmt.Errorf("mappedfile: create %s: %w", path, err))
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fail(fmt.Errorf("mappedfile: create: %w", err))
+	}
+	named = path
+	if err := SyncDir(filepath.Dir(path)); err != nil {
+		return fail(err)
+	}
+	f, err := mapFile(fd, path, 0, size, opts.Mapper)
+	if err != nil {
+		os.Remove(path)
+		return nil, err
+	}
+	return f, nil
+}
+
 // Open maps an existing file of exactly size bytes. Its positions are all set
 // to size (the whole file counts as written) until SetPosition says otherwise,
 // as recovery does.
@@ -280,10 +325,10 @@ func (f *File) Flush(leastPages int) (int, error) {
 	if !ableTo(end, done, f.size, leastPages) {
 		return done, nil
 	}
-	if !f.hold() {
+	if !f.Hold() {
 		return done, ErrClosed
 	}
-	defer f.release()
+	defer f.Release()
 	if err := f.region.Flush(done, end-done); err != nil {
 		return done, fmt.Errorf("mappedfile: flush %s: %w", f.path, err)
 	}
@@ -295,6 +340,28 @@ func (f *File) Flush(leastPages int) (int, error) {
 	}
 	f.flushed.Store(int64(end))
 	return end, nil
+}
+
+// Mapping is the whole writable mapping, for files that are not written
+// by appends (index files: a header, hash slots and entries, written in
+// place). It is valid while the caller holds the file (the owner's
+// reference counts).
+func (f *File) Mapping() []byte { return f.data }
+
+// Sync makes the whole mapping durable (msync), whatever the positions
+// say, for files written through Mapping. It may run while the mapping is
+// being written: what is written meanwhile may or may not be made durable.
+func (f *File) Sync() error {
+	f.flushMu.Lock()
+	defer f.flushMu.Unlock()
+	if !f.Hold() {
+		return ErrClosed
+	}
+	defer f.Release()
+	if err := f.region.Flush(0, f.size); err != nil {
+		return fmt.Errorf("mappedfile: flush %s: %w", f.path, err)
+	}
+	return nil
 }
 
 // ableTo is RocketMQ's isAbleToFlush / isAbleToCommit.
@@ -333,10 +400,10 @@ const warmChunk = 32 << 20
 // Best effort: a page it misses faults when written. It may run while
 // the writer writes: it changes no byte.
 func (f *File) warmFrom(pos int, stop *atomic.Bool) {
-	if f.buf != nil || !f.hold() {
+	if f.buf != nil || !f.Hold() {
 		return
 	}
-	defer f.release()
+	defer f.Release()
 	for off := pos &^ (pageSize - 1); off < len(f.data) && !stop.Load(); off += warmChunk {
 		if Populate(f.data[off:min(off+warmChunk, len(f.data))]) != nil {
 			return
@@ -386,14 +453,14 @@ func (s Slice) Part(pos, n int) (Slice, bool) {
 // Release drops the slice's reference on its File.
 func (s Slice) Release() {
 	if s.f != nil {
-		s.f.release()
+		s.f.Release()
 	}
 }
 
 // Slice returns n bytes from pos, if they are all readable and the file is
 // still available.
 func (f *File) Slice(pos, n int) (Slice, bool) {
-	if pos < 0 || n < 0 || pos+n > f.ReadPosition() || !f.hold() {
+	if pos < 0 || n < 0 || pos+n > f.ReadPosition() || !f.Hold() {
 		return Slice{}, false
 	}
 	return Slice{b: f.data[pos : pos+n : pos+n], f: f}, true
@@ -404,8 +471,10 @@ func (f *File) SliceFrom(pos int) (Slice, bool) {
 	return f.Slice(pos, f.ReadPosition()-pos)
 }
 
-// hold takes a reference if the file is still available.
-func (f *File) hold() bool {
+// Hold takes a reference if the file is still available, and reports
+// whether it did (ReferenceResource.hold): the mapping stays until the
+// matching Release, even across Close or Destroy. Slices hold one each.
+func (f *File) Hold() bool {
 	if !f.available.Load() {
 		return false
 	}
@@ -416,8 +485,9 @@ func (f *File) hold() bool {
 	return false
 }
 
-// release drops a reference; the last one unmaps the file and closes it.
-func (f *File) release() error {
+// Release drops a reference taken by Hold; the last one (the owner's, by
+// Close, if no other is left) unmaps the file and closes it.
+func (f *File) Release() error {
 	if f.refs.Add(-1) > 0 {
 		return nil
 	}
@@ -431,6 +501,11 @@ func (f *File) release() error {
 	return nil
 }
 
+// Available reports whether the file is open: not closed or destroyed
+// (ReferenceResource.isAvailable). A holder may go on using a file that is
+// no longer available until it releases it.
+func (f *File) Available() bool { return f.available.Load() }
+
 // Close makes the file unavailable to new readers and drops the owner's
 // reference: it is unmapped once the last Slice is released. It does not
 // flush. Calls after the first return ErrClosed.
@@ -438,7 +513,7 @@ func (f *File) Close() error {
 	if !f.available.CompareAndSwap(true, false) {
 		return ErrClosed
 	}
-	return f.release()
+	return f.Release()
 }
 
 // Destroy closes the file and deletes it from disk. The name is removed at

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"sync"
@@ -31,7 +32,33 @@ type CheckpointValues struct {
 	IndexMsgTimestamp   int64
 	MasterFlushedOffset int64
 	ConfirmPhyOffset    int64
+	// IndexMark is ours, not RocketMQ's: how far the newest index file
+	// was on disk when the checkpoint was written. Zero when unknown (a
+	// checkpoint RocketMQ wrote, or one whose mark did not reach the disk
+	// whole).
+	IndexMark IndexMark
 }
+
+// IndexMark names the state of an index file that was flushed whole
+// before the checkpoint recorded it: after a crash, recovery rolls that
+// file back to it (the entries below IndexCount are on disk, those after
+// may not be) rather than drop the file, and indexes again only what came
+// after. It lives at offset indexMarkOffset of the checkpoint file,
+// beyond RocketMQ's 40 bytes (RocketMQ neither reads nor writes there),
+// with a CRC, so that a torn or foreign one reads as none.
+type IndexMark struct {
+	File         int64 // the file's name (yyyyMMddHHmmssSSS) as a number; 0: no mark
+	IndexCount   int32 // the header's indexCount then
+	EndPhyOffset int64 // the header's endPhyOffset then
+	EndTimestamp int64 // the header's endTimestamp then
+}
+
+// indexMarkOffset is where IndexMark is stored: in the checkpoint's first
+// 512-byte sector, with RocketMQ's fields, but well past them.
+const indexMarkOffset = 256
+
+// indexMarkSize is the IndexMark's length: its four fields and a CRC32.
+const indexMarkSize = 8 + 4 + 8 + 8 + 4
 
 // MinTimestamp is where abnormal recovery may start: the older of the
 // CommitLog and ConsumeQueue timestamps, less 3 s of margin, at least 0.
@@ -73,6 +100,19 @@ func OpenCheckpoint(path string, m mappedfile.Mapper) (*Checkpoint, error) {
 	return &Checkpoint{f: f, region: r, v: decodeCheckpoint(r.Bytes())}, nil
 }
 
+// ReadCheckpoint reads the checkpoint file at path without changing it,
+// even while a store has it open (for tools and tests). A file shorter
+// than CheckpointSize reads as zeros where it ends.
+func ReadCheckpoint(path string) (CheckpointValues, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return CheckpointValues{}, fmt.Errorf("recovery: read checkpoint: %w", err)
+	}
+	whole := make([]byte, CheckpointSize)
+	copy(whole, b)
+	return decodeCheckpoint(whole), nil
+}
+
 func decodeCheckpoint(b []byte) CheckpointValues {
 	be := binary.BigEndian
 	return CheckpointValues{
@@ -81,7 +121,34 @@ func decodeCheckpoint(b []byte) CheckpointValues {
 		IndexMsgTimestamp:   int64(be.Uint64(b[16:])),
 		MasterFlushedOffset: int64(be.Uint64(b[24:])),
 		ConfirmPhyOffset:    int64(be.Uint64(b[32:])),
+		IndexMark:           decodeIndexMark(b[indexMarkOffset:][:indexMarkSize]),
 	}
+}
+
+func decodeIndexMark(b []byte) IndexMark {
+	be := binary.BigEndian
+	if be.Uint32(b[28:]) != crc32.ChecksumIEEE(b[:28]) {
+		return IndexMark{}
+	}
+	return IndexMark{
+		File:         int64(be.Uint64(b[0:])),
+		IndexCount:   int32(be.Uint32(b[8:])),
+		EndPhyOffset: int64(be.Uint64(b[12:])),
+		EndTimestamp: int64(be.Uint64(b[20:])),
+	}
+}
+
+func encodeIndexMark(b []byte, m IndexMark) {
+	if m == (IndexMark{}) {
+		clear(b) // as RocketMQ leaves it
+		return
+	}
+	be := binary.BigEndian
+	be.PutUint64(b[0:], uint64(m.File))
+	be.PutUint32(b[8:], uint32(m.IndexCount))
+	be.PutUint64(b[12:], uint64(m.EndPhyOffset))
+	be.PutUint64(b[20:], uint64(m.EndTimestamp))
+	be.PutUint32(b[28:], crc32.ChecksumIEEE(b[:28]))
 }
 
 func encodeCheckpoint(b []byte, v CheckpointValues) {
@@ -91,6 +158,7 @@ func encodeCheckpoint(b []byte, v CheckpointValues) {
 	be.PutUint64(b[16:], uint64(v.IndexMsgTimestamp))
 	be.PutUint64(b[24:], uint64(v.MasterFlushedOffset))
 	be.PutUint64(b[32:], uint64(v.ConfirmPhyOffset))
+	encodeIndexMark(b[indexMarkOffset:][:indexMarkSize], v.IndexMark)
 }
 
 // Values returns the values held in memory.

@@ -2,8 +2,10 @@ package store
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/rocketstore/rocketstore/commitlog"
+	"github.com/rocketstore/rocketstore/indexfile"
 	"github.com/rocketstore/rocketstore/mappedfile"
 	"github.com/rocketstore/rocketstore/message"
 	"github.com/rocketstore/rocketstore/recovery"
@@ -96,11 +98,9 @@ func (s *MessageStore) recover(crashed bool) error {
 	}
 	if crashed {
 		reputFrom = min(reputFrom, kept)
-		if s.index != nil {
-			if err := s.index.DropAfter(cp.IndexMsgTimestamp); err != nil {
-				return err
-			}
-		}
+	}
+	if err := s.recoverIndex(crashed, cp, end); err != nil {
+		return err
 	}
 	if s.index != nil {
 		// The index may be behind the queues (files dropped or deleted):
@@ -123,6 +123,9 @@ func (s *MessageStore) recover(crashed bool) error {
 		if err := s.cqs.Truncate(end); err != nil {
 			return fmt.Errorf("truncate consume queues at %d: %w", end, err)
 		}
+		if err := s.recoverIndex(false, cp, end); err != nil {
+			return err
+		}
 	}
 	reputFrom = min(reputFrom, end)
 	s.log.Info("dispatching the commit log again", "from", reputFrom, "to", end)
@@ -137,6 +140,56 @@ func (s *MessageStore) recover(crashed bool) error {
 		s.cl.SetQueueOffset(q.Topic(), q.QueueID(), q.MaxOffset())
 	}
 	s.cqs.CorrectMinOffset(minOff)
+	return nil
+}
+
+// recoverIndex brings the index files into step with a CommitLog that
+// ends at end. After a crash it first returns them to the state the
+// checkpoint's index mark names (the newest file rolled back to it, later
+// files deleted; see indexfile.Mark), or, with no mark (a checkpoint
+// RocketMQ wrote), deletes the files written after indexMsgTimestamp as
+// RocketMQ does. Then it forgets the entries of records past end (lost
+// with a torn tail or moved aside by a repair), which Put would otherwise
+// take for indexed already when new records take their offsets.
+func (s *MessageStore) recoverIndex(crashed bool, cp recovery.CheckpointValues, end int64) error {
+	if s.index == nil {
+		return nil
+	}
+	if crashed {
+		var err error
+		if m := cp.IndexMark; m.File > 0 {
+			err = s.index.RollBack(indexfile.Mark{File: fmt.Sprintf("%017d", m.File), IndexCount: m.IndexCount,
+				EndPhyOffset: m.EndPhyOffset, EndTimestamp: m.EndTimestamp})
+		} else {
+			err = s.index.DropAfter(cp.IndexMsgTimestamp)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return s.index.CutAt(end)
+}
+
+// markIndex flushes the index files and records in the checkpoint (in
+// memory: the caller flushes it) the state of the newest one they hold,
+// both as RocketMQ's indexMsgTimestamp and as our index mark: after a
+// crash, recovery keeps the index up to there and indexes again only what
+// came after. It runs in the background (the queue flusher) and at Close,
+// never on a put's path: Put waits for no index flush.
+func (s *MessageStore) markIndex() error {
+	m, err := s.index.FlushMark()
+	if err != nil || m.File == "" {
+		return err
+	}
+	file, err := strconv.ParseInt(m.File, 10, 64)
+	if err != nil {
+		return fmt.Errorf("index file name %q: %w", m.File, err)
+	}
+	s.checkpoint.Update(func(v *recovery.CheckpointValues) {
+		v.IndexMsgTimestamp = max(v.IndexMsgTimestamp, m.EndTimestamp)
+		v.IndexMark = recovery.IndexMark{File: file, IndexCount: m.IndexCount,
+			EndPhyOffset: m.EndPhyOffset, EndTimestamp: m.EndTimestamp}
+	})
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/flush"
+	"github.com/rocketstore/rocketstore/indexfile"
 	"github.com/rocketstore/rocketstore/message"
 	"github.com/rocketstore/rocketstore/recovery"
 )
@@ -84,12 +85,19 @@ func (s *MessageStore) flushCommitLog(pages int) (int64, error) {
 }
 
 // flushQueues flushes the ConsumeQueues; a thorough flush also moves the
-// checkpoint's logics timestamp. The checkpoint is written every time.
+// checkpoint's logics timestamp. It flushes the index files and marks how
+// far they are in the checkpoint (markIndex), then writes the checkpoint,
+// every time.
 func (s *MessageStore) flushQueues(pages int) error {
 	ts := s.disp.lastTime.Load()
 	err := s.cqs.Flush(pages)
 	if err == nil && pages == 0 && ts > 0 {
 		s.checkpoint.Update(func(v *recovery.CheckpointValues) { v.LogicsMsgTimestamp = ts })
+	}
+	if s.index != nil {
+		if ierr := s.markIndex(); ierr != nil && !errors.Is(ierr, indexfile.ErrClosed) {
+			err = errors.Join(err, fmt.Errorf("flush the index: %w", ierr))
+		}
 	}
 	return errors.Join(err, s.checkpoint.Flush())
 }

@@ -170,7 +170,7 @@ func (s *MessageStore) Close() error {
 		err = errors.Join(err, s.cl.DropPartialRecord())
 	}
 	if s.index != nil {
-		err = errors.Join(err, s.index.Flush())
+		err = errors.Join(err, s.markIndex()) // the checkpoint is flushed as it closes
 	}
 	// The checkpoint names only what was flushed: recovery takes a bad
 	// record before its times for damage, not for a torn tail.

@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -125,8 +126,26 @@ func (r *region) Flush(off, n int) error {
 	// close writes.
 	start := off &^ (pageSize - 1)
 	end := min(off+n, len(r.buf))
-	if _, err := r.file.WriteAt(r.buf[start:end], int64(start)); err != nil {
+	if err := writeBack(r.file, r.buf[start:end], int64(start)); err != nil {
 		return fmt.Errorf("powerloss: write back: %w", err)
+	}
+	return nil
+}
+
+// writeBack writes b at off in f as msync does: the kernel reads the pages
+// while the program may be writing them (an index file's hash slots and
+// header are written all the time, and flushed while they are), which is
+// no race in a mapping, whose bytes only the kernel copies. A raw
+// pwrite(2) does the same here, out of the race detector's sight, where
+// os.File.WriteAt would report the copy as a race with the writer.
+func writeBack(f *os.File, b []byte, off int64) error {
+	for len(b) > 0 {
+		n, _, errno := unix.Syscall6(unix.SYS_PWRITE64, f.Fd(), uintptr(unsafe.Pointer(unsafe.SliceData(b))),
+			uintptr(len(b)), uintptr(off), 0, 0)
+		if errno != 0 {
+			return errno
+		}
+		b, off = b[n:], off+int64(n)
 	}
 	return nil
 }
