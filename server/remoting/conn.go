@@ -212,6 +212,7 @@ func (c *Conn) readLoop() {
 	defer c.ep.goroutines.done()
 	br := c.ep.readBuffer(c.nc)
 	fr := NewFrameReader(br, c.ep.opts.MaxFrameSize)
+	fr.rawExt = c.ep.rawExt
 	var err error
 	for {
 		if !fr.frameBuffered() { // the next read may wait for the peer

@@ -103,7 +103,9 @@ func (c *Command) WriteTo(w io.Writer) (int64, error) {
 
 // Decode decodes one whole frame, length field included. The returned
 // command's Body aliases frame.
-func Decode(frame []byte) (*Command, error) {
+func Decode(frame []byte) (*Command, error) { return decodeFrame(frame, false) }
+
+func decodeFrame(frame []byte, rawExt bool) (*Command, error) {
 	if len(frame) < 8 {
 		return nil, fmt.Errorf("remoting: %d bytes, a frame has at least 8: %w", len(frame), ErrBadFrameLength)
 	}
@@ -118,8 +120,13 @@ func Decode(frame []byte) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeRest(st, frame[8:8+hlen], frame[8+hlen:], nil)
+	return decodeRest(st, frame[8:8+hlen], frame[8+hlen:], nil, rawExt)
 }
+
+// DecodeRawExt is Decode, leaving the ext fields raw as a server reads
+// the requests of a code registered with RawExt: read them with VisitExt
+// or Ext.
+func DecodeRawExt(frame []byte) (*Command, error) { return decodeFrame(frame, true) }
 
 // parseTypeAndHeaderLength splits the second int32 of a frame whose length
 // field is length, and checks both parts before anything is allocated.
@@ -136,14 +143,15 @@ func parseTypeAndHeaderLength(v uint32, length int) (SerializeType, int, error) 
 }
 
 // decodeRest decodes a frame's header and body; ext, when not nil, is an
-// empty map to decode the ext fields into.
-func decodeRest(st SerializeType, header, body []byte, ext map[string]string) (*Command, error) {
+// empty map to decode the ext fields into. With rawExt the ext fields are
+// checked and left undecoded in c.rawExt.
+func decodeRest(st SerializeType, header, body []byte, ext map[string]string, rawExt bool) (*Command, error) {
 	c := &Command{SerializeType: st, ExtFields: ext}
 	var err error
 	if st == SerializeJSON {
-		err = decodeJSONHeader(header, c)
+		err = decodeJSONHeader(header, c, rawExt)
 	} else {
-		err = decodeRocketMQHeader(header, c)
+		err = decodeRocketMQHeader(header, c, rawExt)
 	}
 	if err != nil {
 		return nil, err
@@ -161,6 +169,9 @@ type FrameReader struct {
 	max   int
 	head  [8]byte
 	spare map[string]string // an empty ext map for the next command, or nil
+	// rawExt, when not nil, tells the requests (by code) whose ext fields
+	// are left undecoded (see VisitExt).
+	rawExt func(code int) bool
 }
 
 // NewFrameReader returns a reader of frames from r that refuses frames over
@@ -215,14 +226,38 @@ func (fr *FrameReader) ReadCommand() (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fr.rawExt != nil {
+		return fr.decodeRaw(st, buf[:hlen], buf[hlen:])
+	}
 	ext := fr.spare
 	fr.spare = nil
-	cmd, err := decodeRest(st, buf[:hlen], buf[hlen:], ext)
+	cmd, err := decodeRest(st, buf[:hlen], buf[hlen:], ext, false)
 	if err == nil && len(cmd.ExtFields) == 0 && cmd.ExtFields != nil && ext != nil {
 		cmd.ExtFields = nil // a header without ext fields reads as before
 		fr.spare = ext
 	}
 	return cmd, err
+}
+
+// decodeRaw decodes a frame leaving its ext fields raw, then decodes them
+// into a map (the spare one, if any) unless the frame is a request of a
+// code whose ext fields stay raw. The code is known only once the whole
+// header is read: JSON keys come in any order.
+func (fr *FrameReader) decodeRaw(st SerializeType, header, body []byte) (*Command, error) {
+	cmd, err := decodeRest(st, header, body, nil, true)
+	if err != nil || cmd.rawExt == nil || !cmd.IsResponse() && fr.rawExt(cmd.Code) {
+		return cmd, err
+	}
+	ext := fr.spare
+	fr.spare = nil
+	if err := cmd.materializeExt(ext); err != nil {
+		return nil, err
+	}
+	if len(cmd.ExtFields) == 0 && ext != nil {
+		cmd.ExtFields = nil // a header without ext fields reads as before
+		fr.spare = ext
+	}
+	return cmd, nil
 }
 
 // maxRecycledExt is the largest ext map kept for the next command.
