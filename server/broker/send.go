@@ -152,14 +152,22 @@ func (b *Broker) sendResponse(res store.PutResult, msgID string, queueID int32) 
 	case store.SlaveNotAvailable:
 		code, remark = remoting.SlaveNotAvailable, "the message is written but no slave is available"
 	}
-	resp := remoting.NewResponse(code, remark)
-	resp.ExtFields = map[string]string{
-		"msgId":       msgID,
-		"queueId":     strconv.Itoa(int(queueID)),
-		"queueOffset": strconv.FormatInt(res.QueueOffset, 10),
-		"MSG_REGION":  "DefaultRegion",
-		"TRACE_ON":    "true",
+	// The command and its ext list in one allocation, the list in
+	// SendMessageResponseHeader's order.
+	r := &struct {
+		cmd remoting.Command
+		ext [10]string
+	}{cmd: remoting.Command{Code: code, Language: remoting.DefaultLanguage, Version: remoting.DefaultVersion,
+		Flag: remoting.FlagResponse, Remark: remark}}
+	r.ext = [10]string{
+		"msgId", msgID,
+		"queueId", strconv.Itoa(int(queueID)),
+		"queueOffset", strconv.FormatInt(res.QueueOffset, 10),
+		"MSG_REGION", "DefaultRegion",
+		"TRACE_ON", "true",
 	}
+	resp := &r.cmd
+	resp.ExtList = r.ext[:]
 	return resp
 }
 
