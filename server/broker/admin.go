@@ -72,11 +72,13 @@ func (b *Broker) registerProcessors() {
 	for _, code := range []int{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage} {
 		// A put under asynchronous flush does not wait: run it on the
 		// connection's reading goroutine, saving a goroutine and its
-		// wake-ups per message, and coalescing pipelined answers. A put
-		// that waits for its flush runs concurrently. The header is read
-		// from the ext fields as they came (decodeSendHeader).
-		s.RegisterWith(code, send, remoting.RegisterOptions{
-			Inline: b.opts.Store.FlushDiskType == store.AsyncFlush, RawExt: true})
+		// wake-ups per message, and coalescing pipelined answers; and read
+		// it in place (the put copies the body, the header's strings are
+		// copies: processSend keeps nothing of the frame). A put that
+		// waits for its flush runs concurrently. The header is read from
+		// the ext fields as they came (decodeSendHeader).
+		async := b.opts.Store.FlushDiskType == store.AsyncFlush
+		s.RegisterWith(code, send, remoting.RegisterOptions{Inline: async, RawExt: true, Transient: async})
 	}
 	s.RegisterFunc(remoting.PullMessage, b.processPull)
 	s.RegisterFunc(remoting.QueryConsumerOffset, b.processQueryConsumerOffset)

@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -124,6 +125,10 @@ type Command struct {
 	// (a request of a code registered with RawExt): the JSON object's text
 	// or the ROCKETMQ ext block. ExtFields is nil then.
 	rawExt []byte
+	// lent marks a request read in place (a Transient code): Body and
+	// rawExt alias the connection's read buffer until its processor
+	// returns.
+	lent bool
 }
 
 // NewRequest returns a request with DefaultLanguage and DefaultVersion. ext
@@ -221,6 +226,16 @@ func (c *Command) SetExt(key, value string) {
 	c.ExtFields[key] = value
 }
 
+// detach copies what c's Body and rawExt alias, for a request read in
+// place that must outlive its loan.
+func (c *Command) detach() {
+	if c.lent {
+		c.Body = bytes.Clone(c.Body)
+		c.rawExt = bytes.Clone(c.rawExt)
+		c.lent = false
+	}
+}
+
 // Clone returns a deep copy of c (raw ext fields decoded into ExtFields).
 func (c *Command) Clone() *Command {
 	d := *c
@@ -238,7 +253,7 @@ func (c *Command) Clone() *Command {
 	if c.BodyParts != nil {
 		d.Body, d.BodyParts = c.body(), nil
 	}
-	d.Release = nil
+	d.Release, d.lent = nil, false
 	return &d
 }
 

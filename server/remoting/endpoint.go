@@ -135,6 +135,8 @@ type registered struct {
 	p      Processor
 	inline bool // run on the connection's reading goroutine
 	rawExt bool // its requests' ext fields are left undecoded (VisitExt)
+	// transient: its requests are read in place (inline and rawExt only)
+	transient bool
 }
 
 func newEndpoint(opts Options) (*endpoint, error) {
@@ -159,6 +161,7 @@ func (ep *endpoint) register(code int, isDefault bool, p Processor, o RegisterOp
 		t.byCode[k] = v
 	}
 	r := registered{p: p, inline: o.Inline && p != nil, rawExt: o.RawExt && p != nil}
+	r.transient = o.Transient && r.inline && r.rawExt
 	switch {
 	case isDefault:
 		t.def = r
@@ -182,6 +185,9 @@ func (ep *endpoint) processor(code int) registered {
 // rawExt reports whether the requests of code are read with raw ext
 // fields.
 func (ep *endpoint) rawExt(code int) bool { return ep.processor(code).rawExt }
+
+// transient reports whether the requests of code are read in place.
+func (ep *endpoint) transient(code int) bool { return ep.processor(code).transient }
 
 // readBuffer returns a pooled 64 KiB reader of nc.
 func (ep *endpoint) readBuffer(nc net.Conn) *bufio.Reader {

@@ -172,6 +172,11 @@ type FrameReader struct {
 	// rawExt, when not nil, tells the requests (by code) whose ext fields
 	// are left undecoded (see VisitExt).
 	rawExt func(code int) bool
+	// transient, when not nil, tells the requests (by code) read in place:
+	// their Body and raw ext fields alias the read buffer until release.
+	// Only with rawExt.
+	transient func(code int) bool
+	lent      int // bytes of the frame read in place, to discard at release
 }
 
 // NewFrameReader returns a reader of frames from r that refuses frames over
@@ -222,6 +227,9 @@ func (fr *FrameReader) ReadCommand() (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fr.transient != nil && int(n)-4 <= fr.r.Size() {
+		return fr.readInPlace(st, hlen, int(n)-4)
+	}
 	buf, err := fr.readN(int(n) - 4)
 	if err != nil {
 		return nil, err
@@ -237,6 +245,70 @@ func (fr *FrameReader) ReadCommand() (*Command, error) {
 		fr.spare = ext
 	}
 	return cmd, err
+}
+
+// readInPlace reads a frame of rest bytes after its head: in place when it
+// is a request of a transient code (the bytes stay in the read buffer
+// until release), else copied as ReadCommand does.
+func (fr *FrameReader) readInPlace(st SerializeType, hlen, rest int) (*Command, error) {
+	b, err := fr.r.Peek(rest)
+	if err != nil {
+		return nil, noEOF(err)
+	}
+	if code, ok := leadingCode(st, b[:hlen]); ok && fr.transient(code) {
+		cmd, err := fr.decodeRaw(st, b[:hlen], b[hlen:])
+		if err != nil {
+			return nil, err
+		}
+		if !cmd.IsResponse() && fr.transient(cmd.Code) {
+			cmd.lent = true
+			fr.lent = rest
+			return cmd, nil
+		}
+	}
+	buf := append(make([]byte, 0, rest), b...)
+	if _, err := fr.r.Discard(rest); err != nil {
+		return nil, err
+	}
+	return fr.decodeRaw(st, buf[:hlen], buf[hlen:])
+}
+
+// release ends the loan of the frame read in place, if any: its bytes in
+// the read buffer may be read over.
+func (fr *FrameReader) release() {
+	if fr.lent > 0 {
+		fr.r.Discard(fr.lent) // buffered: cannot fail
+		fr.lent = 0
+	}
+}
+
+// leadingCode reads the code of a header cheaply, without decoding it:
+// the ROCKETMQ header's first int16, or a JSON header's first member when
+// it is "code" (as every client writes it). ok is false when it cannot
+// tell.
+func leadingCode(st SerializeType, h []byte) (code int, ok bool) {
+	if st == SerializeRocketMQ {
+		if len(h) < 2 {
+			return 0, false
+		}
+		return int(int16(binary.BigEndian.Uint16(h))), true
+	}
+	const prefix = `{"code":`
+	if len(h) <= len(prefix) || string(h[:len(prefix)]) != prefix {
+		return 0, false
+	}
+	for _, c := range h[len(prefix):] {
+		switch {
+		case c >= '0' && c <= '9' && code < 1<<20:
+			code = code*10 + int(c-'0')
+			ok = true
+		case c == ',' || c == '}':
+			return code, ok
+		default:
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 // decodeRaw decodes a frame leaving its ext fields raw, then decodes them

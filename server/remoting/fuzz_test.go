@@ -284,6 +284,9 @@ func FuzzDecode_RawExt(f *testing.F) {
 		for _, raw := range []bool{true, false} {
 			fr := NewFrameReader(bufio.NewReader(bytes.NewReader(b)), DefaultMaxFrameSize)
 			fr.rawExt = func(int) bool { return raw }
+			if raw {
+				fr.transient = func(int) bool { return true } // read in place
+			}
 			got, gerr := fr.ReadCommand()
 			if (werr == nil) != (gerr == nil) {
 				t.Fatalf("raw=%v: Decode says %v, the reader %v", raw, werr, gerr)
@@ -323,6 +326,7 @@ func FuzzDecode_RawExt(f *testing.F) {
 			if !sameCommand(want, &cmp) {
 				t.Fatalf("raw=%v: decode differs:\n got %v\nwant %v", raw, &cmp, want)
 			}
+			fr.release()
 		}
 	})
 }

@@ -68,6 +68,12 @@ type RegisterOptions struct {
 	// nil, and the processor reads them with Command.VisitExt (or Ext),
 	// which builds no map and no strings.
 	RawExt bool
+	// Transient (with Inline and RawExt) reads its requests in place:
+	// their Body and raw ext fields alias the connection's read buffer,
+	// valid only until the processor returns. It must keep none of them
+	// (copy what it keeps) and must not defer the request. It saves
+	// allocating and copying every frame.
+	Transient bool
 }
 
 // RegisterWith sets the processor of a request code, run as o says; nil
