@@ -131,3 +131,41 @@ func BenchmarkInvoke_Loopback(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkDecode_SendMessageV2_RawInPlace reads the frame as the server
+// reads a send under async flush (raw ext fields, in place) and visits
+// every ext field, as the broker's send header decoder does.
+func BenchmarkDecode_SendMessageV2_RawInPlace(b *testing.B) {
+	for _, st := range []SerializeType{SerializeJSON, SerializeRocketMQ} {
+		b.Run(st.String(), func(b *testing.B) {
+			c := sendMessageV2Request(1024)
+			c.SerializeType = st
+			frame, err := c.AppendFrame(nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := bytes.NewReader(frame)
+			br := bufio.NewReaderSize(r, 64<<10)
+			fr := NewFrameReader(br, 0)
+			always := func(int) bool { return true }
+			fr.rawExt, fr.transient = always, always
+			var buf [512]byte
+			b.SetBytes(int64(len(frame)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Reset(frame)
+				br.Reset(r)
+				cmd, err := fr.ReadCommand()
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				cmd.VisitExt(func(f ExtField) { n += len(f.AppendValue(buf[:0])) })
+				if n == 0 {
+					b.Fatal("no ext fields")
+				}
+				fr.release()
+			}
+		})
+	}
+}

@@ -129,6 +129,9 @@ type Command struct {
 	// rawExt alias the connection's read buffer until its processor
 	// returns.
 	lent bool
+	// spans, when not nil, lists the members of a raw JSON ext object
+	// (the frame reader's, valid while lent).
+	spans []extMember
 }
 
 // NewRequest returns a request with DefaultLanguage and DefaultVersion. ext
@@ -214,7 +217,7 @@ func (c *Command) Ext(key string) string {
 // decoding raw ext fields into it).
 func (c *Command) SetExt(key, value string) {
 	if c.rawExt != nil {
-		c.ExtFields, c.rawExt = c.rawExtMap(), nil
+		c.ExtFields, c.rawExt, c.spans = c.rawExtMap(), nil, nil
 	}
 	if c.ExtFields == nil {
 		c.ExtFields = make(map[string]string, 8)
@@ -232,7 +235,7 @@ func (c *Command) detach() {
 	if c.lent {
 		c.Body = bytes.Clone(c.Body)
 		c.rawExt = bytes.Clone(c.rawExt)
-		c.lent = false
+		c.lent, c.spans = false, nil
 	}
 }
 
@@ -253,7 +256,7 @@ func (c *Command) Clone() *Command {
 	if c.BodyParts != nil {
 		d.Body, d.BodyParts = c.body(), nil
 	}
-	d.Release, d.lent = nil, false
+	d.Release, d.lent, d.spans = nil, false, nil
 	return &d
 }
 

@@ -120,7 +120,7 @@ func decodeFrame(frame []byte, rawExt bool) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeRest(st, frame[8:8+hlen], frame[8+hlen:], nil, rawExt)
+	return decodeRest(st, frame[8:8+hlen], frame[8+hlen:], nil, rawExt, nil)
 }
 
 // DecodeRawExt is Decode, leaving the ext fields raw as a server reads
@@ -144,12 +144,13 @@ func parseTypeAndHeaderLength(v uint32, length int) (SerializeType, int, error) 
 
 // decodeRest decodes a frame's header and body; ext, when not nil, is an
 // empty map to decode the ext fields into. With rawExt the ext fields are
-// checked and left undecoded in c.rawExt.
-func decodeRest(st SerializeType, header, body []byte, ext map[string]string, rawExt bool) (*Command, error) {
+// checked and left undecoded in c.rawExt; with spans too, a JSON ext
+// object's members are listed in *spans.
+func decodeRest(st SerializeType, header, body []byte, ext map[string]string, rawExt bool, spans *[]extMember) (*Command, error) {
 	c := &Command{SerializeType: st, ExtFields: ext}
 	var err error
 	if st == SerializeJSON {
-		err = decodeJSONHeader(header, c, rawExt)
+		err = decodeJSONHeader(header, c, rawExt, spans)
 	} else {
 		err = decodeRocketMQHeader(header, c, rawExt)
 	}
@@ -176,7 +177,8 @@ type FrameReader struct {
 	// their Body and raw ext fields alias the read buffer until release.
 	// Only with rawExt.
 	transient func(code int) bool
-	lent      int // bytes of the frame read in place, to discard at release
+	lent      int         // bytes of the frame read in place, to discard at release
+	spans     []extMember // the ext members of the frame read in place
 }
 
 // NewFrameReader returns a reader of frames from r that refuses frames over
@@ -239,7 +241,7 @@ func (fr *FrameReader) ReadCommand() (*Command, error) {
 	}
 	ext := fr.spare
 	fr.spare = nil
-	cmd, err := decodeRest(st, buf[:hlen], buf[hlen:], ext, false)
+	cmd, err := decodeRest(st, buf[:hlen], buf[hlen:], ext, false, nil)
 	if err == nil && len(cmd.ExtFields) == 0 && cmd.ExtFields != nil && ext != nil {
 		cmd.ExtFields = nil // a header without ext fields reads as before
 		fr.spare = ext
@@ -256,12 +258,15 @@ func (fr *FrameReader) readInPlace(st SerializeType, hlen, rest int) (*Command, 
 		return nil, noEOF(err)
 	}
 	if code, ok := leadingCode(st, b[:hlen]); ok && fr.transient(code) {
-		cmd, err := fr.decodeRaw(st, b[:hlen], b[hlen:])
+		cmd, err := decodeRest(st, b[:hlen], b[hlen:], nil, true, &fr.spans)
 		if err != nil {
 			return nil, err
 		}
 		if !cmd.IsResponse() && fr.transient(cmd.Code) {
 			cmd.lent = true
+			if cmd.rawExt != nil && st == SerializeJSON {
+				cmd.spans = fr.spans
+			}
 			fr.lent = rest
 			return cmd, nil
 		}
@@ -316,7 +321,7 @@ func leadingCode(st SerializeType, h []byte) (code int, ok bool) {
 // code whose ext fields stay raw. The code is known only once the whole
 // header is read: JSON keys come in any order.
 func (fr *FrameReader) decodeRaw(st SerializeType, header, body []byte) (*Command, error) {
-	cmd, err := decodeRest(st, header, body, nil, true)
+	cmd, err := decodeRest(st, header, body, nil, true, nil)
 	if err != nil || cmd.rawExt == nil || !cmd.IsResponse() && fr.rawExt(cmd.Code) {
 		return cmd, err
 	}

@@ -224,7 +224,7 @@ func roundTrip(t *testing.T, c *Command) {
 func checkJSONReference(t *testing.T, h []byte) {
 	t.Helper()
 	var got Command
-	err := decodeJSONHeader(h, &got, false)
+	err := decodeJSONHeader(h, &got, false, nil)
 	want, werr := referenceJSONHeader(h)
 	switch {
 	case err == nil && werr != nil:

@@ -71,6 +71,9 @@ func (d *jsonReader) errorf(format string, args ...any) error {
 }
 
 func (d *jsonReader) skipSpace() {
+	if d.i < len(d.b) && d.b[d.i] > ' ' { // compact JSON: no space at all
+		return
+	}
 	for d.i < len(d.b) {
 		switch d.b[d.i] {
 		case ' ', '\t', '\n', '\r':
@@ -106,7 +109,9 @@ func (d *jsonReader) expect(c byte) error {
 //
 // With rawExt the ext object is checked but not decoded: c.rawExt is its
 // text (nil when absent or null), for VisitExt or materializeExt.
-func decodeJSONHeader(b []byte, c *Command, rawExt bool) error {
+// With spans (and rawExt) the ext members are also listed in *spans (from
+// its start), for VisitExt not to parse them again.
+func decodeJSONHeader(b []byte, c *Command, rawExt bool, spans *[]extMember) error {
 	d := jsonReader{b: b}
 	if err := d.expect('{'); err != nil {
 		return err
@@ -146,7 +151,7 @@ func decodeJSONHeader(b []byte, c *Command, rawExt bool) error {
 			c.Remark, err = d.readStringOrNull()
 		case "extFields":
 			if rawExt {
-				c.rawExt, err = d.extText()
+				c.rawExt, err = d.extText(spans)
 			} else {
 				clear(c.ExtFields) // a repeated extFields replaces the first, as in encoding/json
 				c.ExtFields, err = d.readExtFields(c.ExtFields)
@@ -515,6 +520,12 @@ func (d *jsonReader) scanString() (complex bool, err error) {
 	b := d.b
 	i := d.i + 1
 	for i < len(b) {
+		for i < len(b) && plainStringByte[b[i]] { // the usual bytes, in one test each
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -550,6 +561,15 @@ func (d *jsonReader) scanString() (complex bool, err error) {
 	}
 	return false, d.errorf("unterminated string")
 }
+
+// plainStringByte tells the bytes a JSON string holds as they are: ASCII,
+// not a control character, quote or backslash.
+var plainStringByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex4(b []byte) bool {
 	for _, c := range b {

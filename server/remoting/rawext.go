@@ -57,31 +57,58 @@ func (c *Command) VisitExt(fn func(ExtField)) {
 		_ = walkRocketMQExt(c.rawExt, func(ks, ke, vs, ve int) {
 			fn(ExtField{Key: c.rawExt[ks:ke:ke], raw: c.rawExt[vs:ve:ve]})
 		})
+	case c.spans != nil: // listed when read
+		for _, m := range c.spans {
+			fn(c.jsonField(m.key, m.val, m.kind))
+		}
 	default:
 		d := jsonReader{b: c.rawExt}
-		_ = d.eachExt(func(k, v extSpan, kind extKind) {
-			key := d.b[k.start:k.end:k.end]
-			if k.escaped {
-				key = unquote(key)
-			}
-			fn(ExtField{Key: key, Null: kind == extNull, raw: d.b[v.start:v.end:v.end], escaped: v.escaped})
-		})
+		_ = d.eachExt(func(k, v extSpan, kind extKind) { fn(c.jsonField(k, v, kind)) })
 	}
+}
+
+// jsonField is the ExtField of a member of c's raw JSON ext object.
+func (c *Command) jsonField(k, v extSpan, kind extKind) ExtField {
+	b := c.rawExt
+	key := b[k.start:k.end:k.end]
+	if k.escaped {
+		key = unquote(key)
+	}
+	return ExtField{Key: key, Null: kind == extNull, raw: b[v.start:v.end:v.end], escaped: v.escaped}
 }
 
 // HasRawExt reports whether c's ext fields were left undecoded (ExtFields
 // is nil: read them with VisitExt or Ext).
 func (c *Command) HasRawExt() bool { return c.rawExt != nil }
 
+// extMember is where one member of a JSON ext object lies, from the
+// object's start.
+type extMember struct {
+	key, val extSpan
+	kind     extKind
+}
+
 // extText consumes the ext value of a JSON header, checking it, and
-// returns its text: nil for null.
-func (d *jsonReader) extText() ([]byte, error) {
+// returns its text: nil for null. With spans it lists the members in
+// *spans, from its start.
+func (d *jsonReader) extText(spans *[]extMember) ([]byte, error) {
 	if d.literal("null") {
 		return nil, nil
 	}
 	d.skipSpace()
 	start := d.i
-	if err := d.eachExt(nil); err != nil {
+	var f func(k, v extSpan, kind extKind)
+	if spans != nil {
+		*spans = (*spans)[:0]
+		f = func(k, v extSpan, kind extKind) {
+			k.start, k.end = k.start-start, k.end-start
+			if kind != extNull {
+				v.start, v.end = v.start-start, v.end-start
+			}
+			*spans = append(*spans, extMember{key: k, val: v, kind: kind})
+		}
+	}
+	if err := d.eachExt(f); err != nil {
 		return nil, err
 	}
 	return d.b[start:d.i:d.i], nil
@@ -94,7 +121,7 @@ func (c *Command) materializeExt(dst map[string]string) error {
 	if raw == nil {
 		return nil
 	}
-	c.rawExt = nil
+	c.rawExt, c.spans = nil, nil
 	if c.SerializeType == SerializeRocketMQ {
 		m, err := decodeRocketMQExt(raw, dst)
 		c.ExtFields = m
