@@ -52,9 +52,9 @@ func benchmarkEncode(b *testing.B, st SerializeType) {
 func BenchmarkEncode_SendMessageV2_JSON(b *testing.B)     { benchmarkEncode(b, SerializeJSON) }
 func BenchmarkEncode_SendMessageV2_RocketMQ(b *testing.B) { benchmarkEncode(b, SerializeRocketMQ) }
 
-// benchmarkDecode reads the frame as the server does: FrameReader over a
-// buffered stream.
-func benchmarkDecode(b *testing.B, st SerializeType, recycle bool) {
+// benchReader returns a SEND_MESSAGE_V2 frame of 1 KiB and a FrameReader
+// over a 64 KiB buffered reader of it (reset both for each frame).
+func benchReader(b *testing.B, st SerializeType) ([]byte, *bytes.Reader, *bufio.Reader, *FrameReader) {
 	c := sendMessageV2Request(1024)
 	c.SerializeType = st
 	frame, err := c.AppendFrame(nil)
@@ -63,7 +63,13 @@ func benchmarkDecode(b *testing.B, st SerializeType, recycle bool) {
 	}
 	r := bytes.NewReader(frame)
 	br := bufio.NewReaderSize(r, 64<<10)
-	fr := NewFrameReader(br, 0)
+	return frame, r, br, NewFrameReader(br, 0)
+}
+
+// benchmarkDecode reads the frame as the server does: FrameReader over a
+// buffered stream.
+func benchmarkDecode(b *testing.B, st SerializeType, recycle bool) {
+	frame, r, br, fr := benchReader(b, st)
 	b.SetBytes(int64(len(frame)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -138,15 +144,7 @@ func BenchmarkInvoke_Loopback(b *testing.B) {
 func BenchmarkDecode_SendMessageV2_RawInPlace(b *testing.B) {
 	for _, st := range []SerializeType{SerializeJSON, SerializeRocketMQ} {
 		b.Run(st.String(), func(b *testing.B) {
-			c := sendMessageV2Request(1024)
-			c.SerializeType = st
-			frame, err := c.AppendFrame(nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			r := bytes.NewReader(frame)
-			br := bufio.NewReaderSize(r, 64<<10)
-			fr := NewFrameReader(br, 0)
+			frame, r, br, fr := benchReader(b, st)
 			always := func(int) bool { return true }
 			fr.rawExt, fr.transient = always, always
 			var buf [512]byte
