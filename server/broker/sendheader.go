@@ -2,7 +2,6 @@ package broker
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/rocketstore/rocketstore/message"
 	"github.com/rocketstore/rocketstore/server/remoting"
@@ -116,7 +115,7 @@ func decodeSendHeader(c *remoting.Command, props []byte) (h sendRequestHeader, p
 		case i == sfDefaultTopic:
 			h.defaultTopic = internedTopic(v)
 		case isIntSendField(i) && len(v) > 0:
-			n, err := strconv.ParseInt(string(v), 10, 64)
+			n, err := f.Int64()
 			h.ints[i] = n
 			if err != nil {
 				h.bad[i] = append([]byte(nil), v...)

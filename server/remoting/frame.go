@@ -237,7 +237,12 @@ func (fr *FrameReader) ReadCommand() (*Command, error) {
 		return nil, err
 	}
 	if fr.rawExt != nil {
-		return fr.decodeRaw(st, buf[:hlen], buf[hlen:])
+		if code, ok := leadingCode(st, buf[:hlen]); !ok || fr.rawExt(code) {
+			return fr.decodeRaw(st, buf[:hlen], buf[hlen:])
+		}
+		// A code read as before: into a map at once. (Should a JSON
+		// header repeat "code" and end at a RawExt one, its processor
+		// gets the map: VisitExt reads it the same.)
 	}
 	ext := fr.spare
 	fr.spare = nil

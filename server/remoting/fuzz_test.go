@@ -306,6 +306,11 @@ func FuzzDecode_RawExt(f *testing.F) {
 					} else if v := string(f.AppendValue(make([]byte, 0, 1))); v != string(f.Value()) {
 						t.Fatalf("field %q: AppendValue %q, Value %q", f.Key, v, f.Value())
 					} else {
+						n, err := f.Int64()
+						wn, werr := strconv.ParseInt(v, 10, 64)
+						if n != wn || (err == nil) != (werr == nil) {
+							t.Fatalf("field %q=%q: Int64 %d, %v; ParseInt %d, %v", f.Key, v, n, err, wn, werr)
+						}
 						fields[string(f.Key)] = v
 					}
 				})

@@ -202,12 +202,43 @@ func (d *jsonReader) readInt() (int, error) {
 		}
 		text = n
 	}
+	if v, ok := parseDecimal(text, 32); ok {
+		return int(v), nil
+	}
 	v, err := strconv.ParseInt(string(text), 10, 32)
 	if err != nil {
 		d.i = start
 		return 0, d.errorf("want a 32-bit integer, have %.40q", text)
 	}
 	return int(v), nil
+}
+
+// parseDecimal parses the usual integer text, digits after an optional
+// '-', as strconv.ParseInt(b, 10, bits) does; ok is false for anything
+// else (a '+', too many digits, out of range), for strconv to decide.
+func parseDecimal(b []byte, bits int) (n int64, ok bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	if bits < 64 { // (18 digits always fit 64 bits)
+		if lim := int64(1) << (bits - 1); n < -lim || n > lim-1 {
+			return 0, false
+		}
+	}
+	return n, true
 }
 
 func (d *jsonReader) readLanguage() (string, error) {

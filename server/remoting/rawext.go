@@ -3,6 +3,7 @@ package remoting
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 )
 
 // Raw ext fields: the requests of a code registered with RawExt are read
@@ -42,6 +43,18 @@ func (f ExtField) Value() []byte {
 		return unquote(f.raw)
 	}
 	return f.raw
+}
+
+// Int64 parses the field's value as a decimal integer, as
+// strconv.ParseInt(value, 10, 64) does (its error too), allocating nothing
+// for the usual text.
+func (f ExtField) Int64() (int64, error) {
+	if !f.escaped {
+		if n, ok := parseDecimal(f.raw, 64); ok {
+			return n, nil
+		}
+	}
+	return strconv.ParseInt(string(f.Value()), 10, 64)
 }
 
 // VisitExt calls fn with each ext field of c: in the order they were read
