@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -73,6 +74,25 @@ func benchmarkSendPipelined(b *testing.B, window int, st remoting.SerializeType)
 
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
+	if window == 1 { // one at a time: the latency of each
+		lat := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for i := range b.N {
+			start := time.Now()
+			if _, err := nc.Write(frames[i%4]); err != nil {
+				b.Fatal(err)
+			}
+			if err := readAnswer(); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		b.StopTimer()
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		return
+	}
 	tokens := make(chan struct{}, window)
 	writeErr := make(chan error, 1)
 	b.ResetTimer()
