@@ -96,6 +96,7 @@ func FuzzDecodeSendHeader(f *testing.F) {
 	f.Add(`{"a":"G","b":"T","c":"TBW102","d":"8","e":"3","f":"0","g":"1700000000000","h":"0","i":"K\u0001v\u0002","j":"1","l":"3"}`, true)
 	f.Add(`{"producerGroup":"G","topic":"T","queueId":3,"queueId":null,"queueId":"\u0032","properties":"","sysFlag":""}`, false)
 	f.Add(`{"a":"G","b":"T","e":"-1","e":"99999999999","g":true,"i":{"x":[1]}}`, true)
+	f.Add(`{"a":"G","b":"T","e":"1","i":"K\u0001v\u0002","i":"","c":"X","c":"","b":""}`, true)
 	f.Fuzz(func(t *testing.T, ext string, v2 bool) {
 		code := remoting.SendMessage
 		if v2 {

@@ -96,30 +96,34 @@ func decodeSendHeader(c *remoting.Command, props []byte) (h sendRequestHeader, p
 		if !ok {
 			return
 		}
+		h.set[i], h.blank[i], h.bad[i] = !f.Null, f.Empty(), nil
+		if f.Null {
+			return
+		}
+		if isIntSendField(i) {
+			if f.Empty() {
+				return // "" reads as the default
+			}
+			n, err := f.Int64() // (no copy of the text)
+			h.ints[i] = n
+			if err != nil {
+				h.bad[i] = f.AppendValue(nil)
+			}
+			return
+		}
 		var v []byte
-		switch {
-		case f.Null:
-		case i == sfProperties:
+		if i == sfProperties {
 			properties = f.AppendValue(properties[:0])
-			v = properties
-		default:
+		} else {
 			v = f.AppendValue(num[:0])
 		}
-		h.set[i], h.blank[i], h.bad[i] = !f.Null, len(v) == 0, nil
-		switch {
-		case f.Null:
-		case i == sfTopic:
+		switch i {
+		case sfTopic:
 			if h.topic != string(v) {
 				h.topic = string(v)
 			}
-		case i == sfDefaultTopic:
+		case sfDefaultTopic:
 			h.defaultTopic = internedTopic(v)
-		case isIntSendField(i) && len(v) > 0:
-			n, err := f.Int64()
-			h.ints[i] = n
-			if err != nil {
-				h.bad[i] = append([]byte(nil), v...)
-			}
 		}
 	})
 	for _, i := range []int{sfProducerGroup, sfTopic, sfQueueID} {

@@ -36,6 +36,9 @@ func (f ExtField) AppendValue(dst []byte) []byte {
 	return append(dst, f.raw...)
 }
 
+// Empty reports whether the field's value is "" (or a null's).
+func (f ExtField) Empty() bool { return len(f.raw) == 0 }
+
 // Value returns the field's value, allocating only for a JSON string with
 // escapes.
 func (f ExtField) Value() []byte {
