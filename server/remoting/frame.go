@@ -236,6 +236,12 @@ func (fr *FrameReader) ReadCommand() (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
+	return fr.decodeOwned(st, buf, hlen)
+}
+
+// decodeOwned decodes a frame (after its head) read into a buffer of its
+// own.
+func (fr *FrameReader) decodeOwned(st SerializeType, buf []byte, hlen int) (*Command, error) {
 	if fr.rawExt != nil {
 		if code, ok := leadingCode(st, buf[:hlen]); !ok || fr.rawExt(code) {
 			return fr.decodeRaw(st, buf[:hlen], buf[hlen:])
@@ -280,7 +286,7 @@ func (fr *FrameReader) readInPlace(st SerializeType, hlen, rest int) (*Command, 
 	if _, err := fr.r.Discard(rest); err != nil {
 		return nil, err
 	}
-	return fr.decodeRaw(st, buf[:hlen], buf[hlen:])
+	return fr.decodeOwned(st, buf, hlen)
 }
 
 // release ends the loan of the frame read in place, if any: its bytes in
