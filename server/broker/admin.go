@@ -70,14 +70,15 @@ func (b *Broker) registerProcessors() {
 	s := b.srv
 	send := remoting.ProcessorFunc(b.processSend)
 	for _, code := range []int{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage} {
-		if b.opts.Store.FlushDiskType == store.AsyncFlush {
-			// A put under asynchronous flush does not wait: run it on the
-			// connection's reading goroutine, saving a goroutine and its
-			// wake-ups per message, and coalescing pipelined answers.
-			s.RegisterInline(code, send)
-		} else {
-			s.Register(code, send) // a put waits for its flush: concurrently
-		}
+		// A put under asynchronous flush does not wait: run it on the
+		// connection's reading goroutine, saving a goroutine and its
+		// wake-ups per message, and coalescing pipelined answers; and read
+		// it in place (the put copies the body, the header's strings are
+		// copies: processSend keeps nothing of the frame). A put that
+		// waits for its flush runs concurrently. The header is read from
+		// the ext fields as they came (decodeSendHeader).
+		async := b.opts.Store.FlushDiskType == store.AsyncFlush
+		s.RegisterWith(code, send, remoting.RegisterOptions{Inline: async, RawExt: true, Transient: async})
 	}
 	s.RegisterFunc(remoting.PullMessage, b.processPull)
 	s.RegisterFunc(remoting.QueryConsumerOffset, b.processQueryConsumerOffset)

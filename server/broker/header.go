@@ -67,21 +67,12 @@ func (h *header) require(names ...string) {
 }
 
 // sendV2Names maps the long names of SendMessageRequestHeader to
-// SendMessageRequestHeaderV2's one-letter fields.
+// SendMessageRequestHeaderV2's one-letter fields (for replies; sends read
+// theirs with decodeSendHeader).
 var sendV2Names = map[string]string{
 	"producerGroup": "a", "topic": "b", "defaultTopic": "c", "defaultTopicQueueNums": "d",
 	"queueId": "e", "sysFlag": "f", "bornTimestamp": "g", "flag": "h", "properties": "i",
 	"reconsumeTimes": "j", "unitMode": "k", "maxReconsumeTimes": "l", "batch": "m", "bname": "n",
-}
-
-// sendHeader returns the send header of a request, read by long names
-// (without copying a V2 header into a map of long names).
-func sendHeader(c *remoting.Command) *header {
-	h := newHeader(c)
-	if c.Code != remoting.SendMessage {
-		h.short = sendV2Names
-	}
-	return h
 }
 
 func errResponse(code int, format string, args ...any) *remoting.Command {

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -26,26 +27,19 @@ func (b *Broker) processSend(_ context.Context, req *remoting.Request) *remoting
 	if resp := b.refuseOnSlave(); resp != nil {
 		return resp
 	}
-	h := sendHeader(req.Command)
-	h.require("producerGroup", "topic", "queueId")
-	topic := h.str("topic")
-	queueID := h.int32("queueId", 0)
-	sysFlag := h.int32("sysFlag", 0)
-	bornTs := h.int64("bornTimestamp", 0)
-	flag := h.int32("flag", 0)
-	reconsume := h.int32("reconsumeTimes", 0)
-	maxReconsume := h.int32("maxReconsumeTimes", 16)
-	defaultQueueNums := h.int32("defaultTopicQueueNums", 4)
-	if h.err != nil {
-		return errResponse(remoting.SystemError, "bad send header: %v", h.err)
+	var propsBuf [512]byte
+	h, props, err := decodeSendHeader(req.Command, propsBuf[:0])
+	if err != nil {
+		return errResponse(remoting.SystemError, "bad send header: %v", err)
 	}
+	topic, queueID, sysFlag := h.topic, h.queueID, h.sysFlag
 	if err := message.ValidateTopic(topic); err != nil {
 		return errResponse(remoting.MessageIllegal, "%v", err)
 	}
 	if isNotAllowedSendTopic(topic) {
 		return errResponse(remoting.NoPermission, "Sending message to topic[%s] is forbidden.", topic)
 	}
-	cfg, resp := b.topicForSend(topic, h.str("defaultTopic"), int(defaultQueueNums), sysFlag)
+	cfg, resp := b.topicForSend(topic, h.defaultTopic, int(h.defaultTopicQueueNums), sysFlag)
 	if resp != nil {
 		return resp
 	}
@@ -56,7 +50,7 @@ func (b *Broker) processSend(_ context.Context, req *remoting.Request) *remoting
 	if queueID >= queues {
 		return errResponse(remoting.SystemError, "request queueId[%d] is illegal, %s Producer: %s", queueID, topic, req.Conn.RemoteAddr())
 	}
-	if strings.HasPrefix(topic, message.RetryTopicPrefix) && reconsume >= maxReconsume && maxReconsume >= 0 {
+	if strings.HasPrefix(topic, message.RetryTopicPrefix) && h.reconsumeTimes >= h.maxReconsumeTimes && h.maxReconsumeTimes >= 0 {
 		// Too many retries: to the group's dead-letter queue (handleRetryAndDLQ).
 		group := strings.TrimPrefix(topic, message.RetryTopicPrefix)
 		dlq := message.DLQTopicPrefix + group
@@ -70,18 +64,18 @@ func (b *Broker) processSend(_ context.Context, req *remoting.Request) *remoting
 	base := message.Message{
 		Topic:          topic,
 		QueueID:        queueID,
-		Flag:           flag,
+		Flag:           h.flag,
 		SysFlag:        sysFlag,
-		BornTimestamp:  bornTs,
+		BornTimestamp:  h.bornTimestamp,
 		BornHost:       born,
-		ReconsumeTimes: reconsume,
+		ReconsumeTimes: h.reconsumeTimes,
 	}
 	if req.Code == remoting.SendBatchMessage {
 		return b.sendBatch(req, base)
 	}
 	m := base
 	m.Body = req.Body
-	m.Properties = b.withBrokerProperties(h.str("properties"))
+	m.Properties = b.withBrokerPropertiesBytes(props)
 	b.noteRequester(m.Properties, req.Conn)
 	if isPrepared(m.SysFlag, m.Properties) {
 		toHalf(&m)
@@ -130,12 +124,23 @@ func (b *Broker) topicForSend(topic, defaultTopic string, queueNums int, sysFlag
 // withBrokerProperties adds what the broker adds to a message's
 // properties: the cluster name (PROPERTY_CLUSTER).
 func (b *Broker) withBrokerProperties(props string) string {
-	out := []byte(props)
-	if _, ok := message.LookupProperty(props, message.PropertyCluster); !ok {
-		out = message.AppendProperty(out, message.PropertyCluster, b.opts.ClusterName)
+	if _, ok := message.LookupProperty(props, message.PropertyCluster); ok {
+		return props
 	}
-	return string(out)
+	return string(message.AppendProperty([]byte(props), message.PropertyCluster, b.opts.ClusterName))
 }
+
+// withBrokerPropertiesBytes is withBrokerProperties of properties' text in
+// a buffer it may append to: one string made.
+func (b *Broker) withBrokerPropertiesBytes(props []byte) string {
+	if bytes.Contains(props, clusterKey) { // (LookupProperty of bytes would move props to the heap)
+		return b.withBrokerProperties(string(props))
+	}
+	return string(message.AppendProperty(props, message.PropertyCluster, b.opts.ClusterName))
+}
+
+// clusterKey starts the PROPERTY_CLUSTER entry of properties.
+var clusterKey = []byte(message.PropertyCluster + string(rune(message.NameValueSeparator)))
 
 func (b *Broker) sendResponse(res store.PutResult, msgID string, queueID int32) *remoting.Command {
 	code, remark := remoting.Success, ""
@@ -147,14 +152,22 @@ func (b *Broker) sendResponse(res store.PutResult, msgID string, queueID int32) 
 	case store.SlaveNotAvailable:
 		code, remark = remoting.SlaveNotAvailable, "the message is written but no slave is available"
 	}
-	resp := remoting.NewResponse(code, remark)
-	resp.ExtFields = map[string]string{
-		"msgId":       msgID,
-		"queueId":     strconv.Itoa(int(queueID)),
-		"queueOffset": strconv.FormatInt(res.QueueOffset, 10),
-		"MSG_REGION":  "DefaultRegion",
-		"TRACE_ON":    "true",
+	// The command and its ext list in one allocation, the list in
+	// SendMessageResponseHeader's order.
+	r := &struct {
+		cmd remoting.Command
+		ext [10]string
+	}{cmd: remoting.Command{Code: code, Language: remoting.DefaultLanguage, Version: remoting.DefaultVersion,
+		Flag: remoting.FlagResponse, Remark: remark}}
+	r.ext = [10]string{
+		"msgId", msgID,
+		"queueId", strconv.Itoa(int(queueID)),
+		"queueOffset", strconv.FormatInt(res.QueueOffset, 10),
+		"MSG_REGION", "DefaultRegion",
+		"TRACE_ON", "true",
 	}
+	resp := &r.cmd
+	resp.ExtList = r.ext[:]
 	return resp
 }
 

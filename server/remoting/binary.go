@@ -30,23 +30,37 @@ func appendRocketMQHeader(dst []byte, c *Command) ([]byte, error) {
 	dst = append(dst, c.Remark...)
 	lenAt := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
+	var err error
 	for k, v := range c.ExtFields {
-		if len(k) > math.MaxUint16 {
-			return dst, fmt.Errorf("remoting: ext key of %d bytes does not fit the ROCKETMQ header: %w", len(k), ErrEncode)
+		if dst, err = appendRocketMQExt(dst, k, v); err != nil {
+			return dst, err
 		}
-		dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
-		dst = append(dst, k...)
-		dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
-		dst = append(dst, v...)
+	}
+	for i := 0; i+1 < len(c.ExtList); i += 2 {
+		if dst, err = appendRocketMQExt(dst, c.ExtList[i], c.ExtList[i+1]); err != nil {
+			return dst, err
+		}
 	}
 	binary.BigEndian.PutUint32(dst[lenAt:], uint32(len(dst)-lenAt-4))
 	return dst, nil
 }
 
+// appendRocketMQExt appends one ext field of a ROCKETMQ header.
+func appendRocketMQExt(dst []byte, k, v string) ([]byte, error) {
+	if len(k) > math.MaxUint16 {
+		return dst, fmt.Errorf("remoting: ext key of %d bytes does not fit the ROCKETMQ header: %w", len(k), ErrEncode)
+	}
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
+	dst = append(dst, k...)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
+	return append(dst, v...), nil
+}
+
 // decodeRocketMQHeader reads a ROCKETMQ header into c. Every length is
 // checked against what is left of the header; the remark and ext fields
-// must fill the header exactly. Strings are cut from one copy of h.
-func decodeRocketMQHeader(h []byte, c *Command) error {
+// must fill the header exactly. With rawExt the ext block is checked but
+// not decoded: c.rawExt is it (nil when empty).
+func decodeRocketMQHeader(h []byte, c *Command, rawExt bool) error {
 	if len(h) < rocketMQFixedHeader {
 		return fmt.Errorf("remoting: ROCKETMQ header of %d bytes, want at least %d: %w", len(h), rocketMQFixedHeader, ErrBadHeader)
 	}
@@ -55,13 +69,13 @@ func decodeRocketMQHeader(h []byte, c *Command) error {
 	c.Version = int(int16(binary.BigEndian.Uint16(h[3:])))
 	c.Opaque = int32(binary.BigEndian.Uint32(h[5:]))
 	c.Flag = int32(binary.BigEndian.Uint32(h[9:]))
-	hs := string(h)
-	i := 13
-	rs, re, err := int32Span(h, i, "remark")
+	rs, re, err := int32Span(h, 13, "remark")
 	if err != nil {
 		return err
 	}
-	c.Remark = hs[rs:re]
+	if rs < re {
+		c.Remark = string(h[rs:re])
+	}
 	es, ee, err := int32Span(h, re, "ext fields")
 	if err != nil {
 		return err
@@ -72,30 +86,16 @@ func decodeRocketMQHeader(h []byte, c *Command) error {
 	if es == ee {
 		return nil
 	}
-	if c.ExtFields == nil {
-		c.ExtFields = make(map[string]string, countRocketMQExt(h[es:ee]))
-	}
-	for i = es; i < ee; {
-		if ee-i < 2 {
-			return fmt.Errorf("remoting: ROCKETMQ ext key length cut short: %w", ErrBadHeader)
-		}
-		n := int(binary.BigEndian.Uint16(h[i:]))
-		ks := i + 2
-		if n > ee-ks {
-			return fmt.Errorf("remoting: ROCKETMQ ext key of %d bytes, %d left: %w", n, ee-ks, ErrBadHeader)
-		}
-		vs, ve, err := int32Span(h[:ee], ks+n, "ext value")
-		if err != nil {
+	if rawExt {
+		if err := walkRocketMQExt(h[es:ee], nil); err != nil {
 			return err
 		}
-		key, ok := knownKeys[string(h[ks:ks+n])]
-		if !ok {
-			key = hs[ks : ks+n]
-		}
-		c.ExtFields[key] = hs[vs:ve]
-		i = ve
+		c.rawExt = h[es:ee:ee]
+		return nil
 	}
-	return nil
+	m, err := decodeRocketMQExt(h[es:ee], c.ExtFields)
+	c.ExtFields = m
+	return err
 }
 
 // int32Span reads an int32 length at b[i:] and returns the span of that

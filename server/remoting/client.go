@@ -40,11 +40,11 @@ func NewClient(opts Options) (*Client, error) {
 
 // Register sets the processor of a request code sent by servers; nil
 // removes it.
-func (c *Client) Register(code int, p Processor) { c.ep.register(code, false, p, false) }
+func (c *Client) Register(code int, p Processor) { c.ep.register(code, false, p, RegisterOptions{}) }
 
 // RegisterFunc sets a function as the processor of a request code.
 func (c *Client) RegisterFunc(code int, f func(ctx context.Context, req *Request) *Command) {
-	c.ep.register(code, false, ProcessorFunc(f), false)
+	c.ep.register(code, false, ProcessorFunc(f), RegisterOptions{})
 }
 
 // OnClose adds a function called once with each connection after it

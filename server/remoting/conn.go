@@ -212,6 +212,7 @@ func (c *Conn) readLoop() {
 	defer c.ep.goroutines.done()
 	br := c.ep.readBuffer(c.nc)
 	fr := NewFrameReader(br, c.ep.opts.MaxFrameSize)
+	fr.rawExt, fr.transient = c.ep.rawExt, c.ep.transient
 	var err error
 	for {
 		if !fr.frameBuffered() { // the next read may wait for the peer
@@ -250,6 +251,7 @@ func (c *Conn) readLoop() {
 		} else if c.dispatch(cmd) {
 			fr.recycle(cmd.ExtFields)
 		}
+		fr.release() // a request read in place is done with
 	}
 	c.ep.readBuffers.Put(br)
 	c.logReadEnd(err)
@@ -316,6 +318,9 @@ func (c *Conn) dispatch(cmd *Command) bool {
 	case r.p == nil:
 		c.answerInline(req, NewResponse(RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", cmd.Code)))
 		return true
+	}
+	if !r.transient || !r.inline {
+		cmd.detach() // (the code was registered anew since it was read)
 	}
 	c.ep.inflight.add()
 	c.owed.Add(1)

@@ -134,6 +134,9 @@ type processorTable struct {
 type registered struct {
 	p      Processor
 	inline bool // run on the connection's reading goroutine
+	rawExt bool // its requests' ext fields are left undecoded (VisitExt)
+	// transient: its requests are read in place (inline and rawExt only)
+	transient bool
 }
 
 func newEndpoint(opts Options) (*endpoint, error) {
@@ -149,7 +152,7 @@ func newEndpoint(opts Options) (*endpoint, error) {
 
 // register copies the processor table with code (or the default, when
 // isDefault) set to p; nil p removes it.
-func (ep *endpoint) register(code int, isDefault bool, p Processor, inline bool) {
+func (ep *endpoint) register(code int, isDefault bool, p Processor, o RegisterOptions) {
 	ep.regMu.Lock()
 	defer ep.regMu.Unlock()
 	old := ep.processors.Load()
@@ -157,7 +160,8 @@ func (ep *endpoint) register(code int, isDefault bool, p Processor, inline bool)
 	for k, v := range old.byCode {
 		t.byCode[k] = v
 	}
-	r := registered{p: p, inline: inline && p != nil}
+	r := registered{p: p, inline: o.Inline && p != nil, rawExt: o.RawExt && p != nil}
+	r.transient = o.Transient && r.inline && r.rawExt
 	switch {
 	case isDefault:
 		t.def = r
@@ -177,6 +181,13 @@ func (ep *endpoint) processor(code int) registered {
 	}
 	return t.def
 }
+
+// rawExt reports whether the requests of code are read with raw ext
+// fields.
+func (ep *endpoint) rawExt(code int) bool { return ep.processor(code).rawExt }
+
+// transient reports whether the requests of code are read in place.
+func (ep *endpoint) transient(code int) bool { return ep.processor(code).transient }
 
 // readBuffer returns a pooled 64 KiB reader of nc.
 func (ep *endpoint) readBuffer(nc net.Conn) *bufio.Reader {

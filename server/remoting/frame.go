@@ -103,7 +103,9 @@ func (c *Command) WriteTo(w io.Writer) (int64, error) {
 
 // Decode decodes one whole frame, length field included. The returned
 // command's Body aliases frame.
-func Decode(frame []byte) (*Command, error) {
+func Decode(frame []byte) (*Command, error) { return decodeFrame(frame, false) }
+
+func decodeFrame(frame []byte, rawExt bool) (*Command, error) {
 	if len(frame) < 8 {
 		return nil, fmt.Errorf("remoting: %d bytes, a frame has at least 8: %w", len(frame), ErrBadFrameLength)
 	}
@@ -118,8 +120,13 @@ func Decode(frame []byte) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeRest(st, frame[8:8+hlen], frame[8+hlen:], nil)
+	return decodeRest(st, frame[8:8+hlen], frame[8+hlen:], nil, rawExt, nil)
 }
+
+// DecodeRawExt is Decode, leaving the ext fields raw as a server reads
+// the requests of a code registered with RawExt: read them with VisitExt
+// or Ext.
+func DecodeRawExt(frame []byte) (*Command, error) { return decodeFrame(frame, true) }
 
 // parseTypeAndHeaderLength splits the second int32 of a frame whose length
 // field is length, and checks both parts before anything is allocated.
@@ -136,14 +143,16 @@ func parseTypeAndHeaderLength(v uint32, length int) (SerializeType, int, error) 
 }
 
 // decodeRest decodes a frame's header and body; ext, when not nil, is an
-// empty map to decode the ext fields into.
-func decodeRest(st SerializeType, header, body []byte, ext map[string]string) (*Command, error) {
+// empty map to decode the ext fields into. With rawExt the ext fields are
+// checked and left undecoded in c.rawExt; with spans too, a JSON ext
+// object's members are listed in *spans.
+func decodeRest(st SerializeType, header, body []byte, ext map[string]string, rawExt bool, spans *[]extMember) (*Command, error) {
 	c := &Command{SerializeType: st, ExtFields: ext}
 	var err error
 	if st == SerializeJSON {
-		err = decodeJSONHeader(header, c)
+		err = decodeJSONHeader(header, c, rawExt, spans)
 	} else {
-		err = decodeRocketMQHeader(header, c)
+		err = decodeRocketMQHeader(header, c, rawExt)
 	}
 	if err != nil {
 		return nil, err
@@ -161,6 +170,15 @@ type FrameReader struct {
 	max   int
 	head  [8]byte
 	spare map[string]string // an empty ext map for the next command, or nil
+	// rawExt, when not nil, tells the requests (by code) whose ext fields
+	// are left undecoded (see VisitExt).
+	rawExt func(code int) bool
+	// transient, when not nil, tells the requests (by code) read in place:
+	// their Body and raw ext fields alias the read buffer until release.
+	// Only with rawExt.
+	transient func(code int) bool
+	lent      int         // bytes of the frame read in place, to discard at release
+	spans     []extMember // the ext members of the frame read in place
 }
 
 // NewFrameReader returns a reader of frames from r that refuses frames over
@@ -211,18 +229,123 @@ func (fr *FrameReader) ReadCommand() (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fr.transient != nil && int(n)-4 <= fr.r.Size() {
+		return fr.readInPlace(st, hlen, int(n)-4)
+	}
 	buf, err := fr.readN(int(n) - 4)
 	if err != nil {
 		return nil, err
 	}
+	return fr.decodeOwned(st, buf, hlen)
+}
+
+// decodeOwned decodes a frame (after its head) read into a buffer of its
+// own.
+func (fr *FrameReader) decodeOwned(st SerializeType, buf []byte, hlen int) (*Command, error) {
+	if fr.rawExt != nil {
+		if code, ok := leadingCode(st, buf[:hlen]); !ok || fr.rawExt(code) {
+			return fr.decodeRaw(st, buf[:hlen], buf[hlen:])
+		}
+		// A code read as before: into a map at once. (Should a JSON
+		// header repeat "code" and end at a RawExt one, its processor
+		// gets the map: VisitExt reads it the same.)
+	}
 	ext := fr.spare
 	fr.spare = nil
-	cmd, err := decodeRest(st, buf[:hlen], buf[hlen:], ext)
+	cmd, err := decodeRest(st, buf[:hlen], buf[hlen:], ext, false, nil)
 	if err == nil && len(cmd.ExtFields) == 0 && cmd.ExtFields != nil && ext != nil {
 		cmd.ExtFields = nil // a header without ext fields reads as before
 		fr.spare = ext
 	}
 	return cmd, err
+}
+
+// readInPlace reads a frame of rest bytes after its head: in place when it
+// is a request of a transient code (the bytes stay in the read buffer
+// until release), else copied as ReadCommand does.
+func (fr *FrameReader) readInPlace(st SerializeType, hlen, rest int) (*Command, error) {
+	b, err := fr.r.Peek(rest)
+	if err != nil {
+		return nil, noEOF(err)
+	}
+	if code, ok := leadingCode(st, b[:hlen]); ok && fr.transient(code) {
+		cmd, err := decodeRest(st, b[:hlen], b[hlen:], nil, true, &fr.spans)
+		if err != nil {
+			return nil, err
+		}
+		if !cmd.IsResponse() && fr.transient(cmd.Code) {
+			cmd.lent = true
+			if cmd.rawExt != nil && st == SerializeJSON {
+				cmd.spans = fr.spans
+			}
+			fr.lent = rest
+			return cmd, nil
+		}
+	}
+	buf := append(make([]byte, 0, rest), b...)
+	if _, err := fr.r.Discard(rest); err != nil {
+		return nil, err
+	}
+	return fr.decodeOwned(st, buf, hlen)
+}
+
+// release ends the loan of the frame read in place, if any: its bytes in
+// the read buffer may be read over.
+func (fr *FrameReader) release() {
+	if fr.lent > 0 {
+		fr.r.Discard(fr.lent) // buffered: cannot fail
+		fr.lent = 0
+	}
+}
+
+// leadingCode reads the code of a header cheaply, without decoding it:
+// the ROCKETMQ header's first int16, or a JSON header's first member when
+// it is "code" (as every client writes it). ok is false when it cannot
+// tell.
+func leadingCode(st SerializeType, h []byte) (code int, ok bool) {
+	if st == SerializeRocketMQ {
+		if len(h) < 2 {
+			return 0, false
+		}
+		return int(int16(binary.BigEndian.Uint16(h))), true
+	}
+	const prefix = `{"code":`
+	if len(h) <= len(prefix) || string(h[:len(prefix)]) != prefix {
+		return 0, false
+	}
+	for _, c := range h[len(prefix):] {
+		switch {
+		case c >= '0' && c <= '9' && code < 1<<20:
+			code = code*10 + int(c-'0')
+			ok = true
+		case c == ',' || c == '}':
+			return code, ok
+		default:
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// decodeRaw decodes a frame leaving its ext fields raw, then decodes them
+// into a map (the spare one, if any) unless the frame is a request of a
+// code whose ext fields stay raw. The code is known only once the whole
+// header is read: JSON keys come in any order.
+func (fr *FrameReader) decodeRaw(st SerializeType, header, body []byte) (*Command, error) {
+	cmd, err := decodeRest(st, header, body, nil, true, nil)
+	if err != nil || cmd.rawExt == nil || !cmd.IsResponse() && fr.rawExt(cmd.Code) {
+		return cmd, err
+	}
+	ext := fr.spare
+	fr.spare = nil
+	if err := cmd.materializeExt(ext); err != nil {
+		return nil, err
+	}
+	if len(cmd.ExtFields) == 0 && ext != nil {
+		cmd.ExtFields = nil // a header without ext fields reads as before
+		fr.spare = ext
+	}
+	return cmd, nil
 }
 
 // maxRecycledExt is the largest ext map kept for the next command.

@@ -313,3 +313,26 @@ func TestOurJSONHeader_ReadsAsGoClientStruct(t *testing.T) {
 		Remark: "ok\x01", ExtFields: resp.ExtFields,
 	}, g)
 }
+
+// TestExtList_Written: ExtList's fields go out after ExtFields's, in
+// either header form, and read back as ext fields; Ext and SetExt see
+// them.
+func TestExtList_Written(t *testing.T) {
+	for _, st := range []SerializeType{SerializeJSON, SerializeRocketMQ} {
+		c := NewResponse(Success, "")
+		c.SerializeType = st
+		c.ExtFields = map[string]string{"a": "1"}
+		c.ExtList = []string{"msgId", "7F00", "queueOffset", "\x01\"42"}
+		require.Equal(t, "\x01\"42", c.Ext("queueOffset"))
+		frame, err := c.AppendFrame(nil)
+		require.NoError(t, err)
+		back, err := Decode(frame)
+		require.NoError(t, err)
+		require.Equal(t, map[string]string{"a": "1", "msgId": "7F00", "queueOffset": "\x01\"42"}, back.ExtFields, st)
+		d := c.Clone()
+		d.SetExt("msgId", "X")
+		require.Nil(t, d.ExtList)
+		require.Equal(t, map[string]string{"a": "1", "msgId": "X", "queueOffset": "\x01\"42"}, d.ExtFields)
+		require.Equal(t, "7F00", c.Ext("msgId"), "the clone's SetExt changed the original")
+	}
+}

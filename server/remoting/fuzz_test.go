@@ -186,7 +186,7 @@ func FuzzDecode(f *testing.F) {
 		// The raw bytes as a header of either kind.
 		checkJSONReference(t, b)
 		var rc Command
-		if decodeRocketMQHeader(b, &rc) == nil {
+		if decodeRocketMQHeader(b, &rc, false) == nil {
 			rc.SerializeType = SerializeRocketMQ
 			roundTrip(t, &rc)
 		}
@@ -224,7 +224,7 @@ func roundTrip(t *testing.T, c *Command) {
 func checkJSONReference(t *testing.T, h []byte) {
 	t.Helper()
 	var got Command
-	err := decodeJSONHeader(h, &got)
+	err := decodeJSONHeader(h, &got, false, nil)
 	want, werr := referenceJSONHeader(h)
 	switch {
 	case err == nil && werr != nil:
@@ -268,6 +268,70 @@ func FuzzDecode_RecycledExt(f *testing.F) {
 		}
 		if !sameCommand(want, got) {
 			t.Fatalf("recycled decode differs:\n got %v\nwant %v", got, want)
+		}
+	})
+}
+
+// FuzzDecode_RawExt: a frame read with raw ext fields (as the server reads
+// the requests of a RawExt code) gives, through VisitExt and Ext, the same
+// fields as Decode's map (which FuzzDecode checks against encoding/json);
+// read for a code that is not raw, it decodes as Decode does.
+func FuzzDecode_RawExt(f *testing.F) {
+	fuzzSeeds(f)
+	f.Add(frameOf(SerializeJSON, []byte(`{"extFields":{"a":"1","a":null,"b":"x"},"code":310,"extFields":{"c":"\u0001\u00e9","c":"2"}}`), nil))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, werr := Decode(b)
+		for _, raw := range []bool{true, false} {
+			fr := NewFrameReader(bufio.NewReader(bytes.NewReader(b)), DefaultMaxFrameSize)
+			fr.rawExt = func(int) bool { return raw }
+			if raw {
+				fr.transient = func(int) bool { return true } // read in place
+			}
+			got, gerr := fr.ReadCommand()
+			if (werr == nil) != (gerr == nil) {
+				t.Fatalf("raw=%v: Decode says %v, the reader %v", raw, werr, gerr)
+			}
+			if werr != nil {
+				continue
+			}
+			if got.HasRawExt() && (!raw || got.IsResponse() || got.ExtFields != nil) {
+				t.Fatalf("raw=%v: raw ext fields kept for %v", raw, got)
+			}
+			fields := got.ExtFields
+			if got.HasRawExt() {
+				fields = map[string]string{}
+				got.VisitExt(func(f ExtField) {
+					if f.Null {
+						delete(fields, string(f.Key))
+					} else if v := string(f.AppendValue(make([]byte, 0, 1))); v != string(f.Value()) {
+						t.Fatalf("field %q: AppendValue %q, Value %q", f.Key, v, f.Value())
+					} else {
+						n, err := f.Int64()
+						wn, werr := strconv.ParseInt(v, 10, 64)
+						if n != wn || (err == nil) != (werr == nil) {
+							t.Fatalf("field %q=%q: Int64 %d, %v; ParseInt %d, %v", f.Key, v, n, err, wn, werr)
+						}
+						fields[string(f.Key)] = v
+					}
+				})
+				for k, v := range want.ExtFields {
+					if got.Ext(k) != v {
+						t.Fatalf("Ext(%q) = %q, want %q", k, got.Ext(k), v)
+					}
+				}
+				if c := got.Clone(); !maps.Equal(c.ExtFields, fields) || c.HasRawExt() {
+					t.Fatalf("Clone: %v, want %v", c.ExtFields, fields)
+				}
+			}
+			if len(want.ExtFields) == 0 && len(fields) == 0 {
+				want.ExtFields, fields = nil, nil
+			}
+			cmp := *got
+			cmp.ExtFields, cmp.rawExt = fields, nil
+			if !sameCommand(want, &cmp) {
+				t.Fatalf("raw=%v: decode differs:\n got %v\nwant %v", raw, &cmp, want)
+			}
+			fr.release()
 		}
 	})
 }

@@ -31,6 +31,15 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 		dst = append(dst, ':')
 		dst = fastjson.AppendString(dst, v)
 	}
+	for i := 0; i+1 < len(c.ExtList); i += 2 {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = fastjson.AppendString(dst, c.ExtList[i])
+		dst = append(dst, ':')
+		dst = fastjson.AppendString(dst, c.ExtList[i+1])
+	}
 	dst = append(dst, `},"flag":`...)
 	dst = strconv.AppendInt(dst, int64(c.Flag), 10)
 	if c.Language != "" { // Java omits a null language and reads it as JAVA
@@ -53,7 +62,7 @@ const maxJSONDepth = 10000
 // ErrBadHeader and name the byte offset.
 type jsonReader struct {
 	b []byte
-	s string // a copy of b: strings without escapes are cut from it
+	s string // a copy of b, made at the first need: strings without escapes are cut from it
 	i int
 }
 
@@ -62,6 +71,9 @@ func (d *jsonReader) errorf(format string, args ...any) error {
 }
 
 func (d *jsonReader) skipSpace() {
+	if d.i < len(d.b) && d.b[d.i] > ' ' { // compact JSON: no space at all
+		return
+	}
 	for d.i < len(d.b) {
 		switch d.b[d.i] {
 		case ' ', '\t', '\n', '\r':
@@ -94,8 +106,13 @@ func (d *jsonReader) expect(c byte) error {
 // strings, numbers, booleans (kept as their text), null (dropped) or even
 // objects and arrays (kept as raw JSON); integer fields may be numbers,
 // numeric strings or null; language may be a name or a LanguageCode number.
-func decodeJSONHeader(b []byte, c *Command) error {
-	d := jsonReader{b: b, s: string(b)}
+//
+// With rawExt the ext object is checked but not decoded: c.rawExt is its
+// text (nil when absent or null), for VisitExt or materializeExt.
+// With spans (and rawExt) the ext members are also listed in *spans (from
+// its start), for VisitExt not to parse them again.
+func decodeJSONHeader(b []byte, c *Command, rawExt bool, spans *[]extMember) error {
+	d := jsonReader{b: b}
 	if err := d.expect('{'); err != nil {
 		return err
 	}
@@ -133,7 +150,12 @@ func decodeJSONHeader(b []byte, c *Command) error {
 		case "remark":
 			c.Remark, err = d.readStringOrNull()
 		case "extFields":
-			c.ExtFields, err = d.readExtFields(c.ExtFields)
+			if rawExt {
+				c.rawExt, err = d.extText(spans)
+			} else {
+				clear(c.ExtFields) // a repeated extFields replaces the first, as in encoding/json
+				c.ExtFields, err = d.readExtFields(c.ExtFields)
+			}
 		default:
 			err = d.skipValue(1)
 		}
@@ -180,6 +202,9 @@ func (d *jsonReader) readInt() (int, error) {
 		}
 		text = n
 	}
+	if v, ok := parseDecimal(text, 32); ok {
+		return int(v), nil
+	}
 	v, err := strconv.ParseInt(string(text), 10, 32)
 	if err != nil {
 		d.i = start
@@ -188,10 +213,48 @@ func (d *jsonReader) readInt() (int, error) {
 	return int(v), nil
 }
 
+// parseDecimal parses the usual integer text, digits after an optional
+// '-', as strconv.ParseInt(b, 10, bits) does; ok is false for anything
+// else (a '+', too many digits, out of range), for strconv to decide.
+func parseDecimal(b []byte, bits int) (n int64, ok bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	if bits < 64 { // (18 digits always fit 64 bits)
+		if lim := int64(1) << (bits - 1); n < -lim || n > lim-1 {
+			return 0, false
+		}
+	}
+	return n, true
+}
+
 func (d *jsonReader) readLanguage() (string, error) {
 	switch {
 	case d.i < len(d.b) && d.b[d.i] == '"':
-		return d.readString()
+		start := d.i
+		b, err := d.readStringBytes()
+		if err != nil {
+			return "", err
+		}
+		for _, n := range languages { // the usual names cost no string
+			if n == string(b) {
+				return n, nil
+			}
+		}
+		return d.cut(start, b), nil
 	case d.literal("null"):
 		return "", nil
 	}
@@ -218,14 +281,109 @@ func (d *jsonReader) readStringOrNull() (string, error) {
 	return d.readString()
 }
 
+// extKind is what an ext value is.
+type extKind uint8
+
+const (
+	extString extKind = iota // a JSON string: the span is its inside
+	extNull                  // null: the key reads as absent
+	extText                  // a number, boolean, object or array: the span is its JSON text
+)
+
+// extSpan is where a key or value of an ext member lies in the header.
+type extSpan struct {
+	start, end int
+	escaped    bool // a string that needs unquoting (escapes, or bytes to check as UTF-8)
+}
+
+// eachExt reads the ext object at d.i (after white space) and calls f, when
+// not nil, with each member in order. It checks the object's syntax as
+// encoding/json does.
+func (d *jsonReader) eachExt(f func(key, val extSpan, kind extKind)) error {
+	if err := d.expect('{'); err != nil {
+		return err
+	}
+	if d.peek() == '}' {
+		d.i++
+		return nil
+	}
+	for {
+		if d.peek() != '"' {
+			return d.errorf("want a key")
+		}
+		kstart := d.i
+		kesc, err := d.scanString()
+		if err != nil {
+			return err
+		}
+		key := extSpan{start: kstart + 1, end: d.i - 1, escaped: kesc}
+		if err := d.expect(':'); err != nil {
+			return err
+		}
+		d.skipSpace()
+		if d.i >= len(d.b) {
+			return d.errorf("want a value")
+		}
+		vstart := d.i
+		var val extSpan
+		kind := extText
+		switch {
+		case d.b[d.i] == '"':
+			vesc, err := d.scanString()
+			if err != nil {
+				return err
+			}
+			val, kind = extSpan{start: vstart + 1, end: d.i - 1, escaped: vesc}, extString
+		case d.literal("null"):
+			kind = extNull // Java keeps a null, which reads as absent
+		default:
+			if err := d.skipValue(2); err != nil {
+				return err
+			}
+			val = extSpan{start: vstart, end: d.i}
+		}
+		if f != nil {
+			f(key, val, kind)
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return nil
+		default:
+			return d.errorf("want ',' or '}'")
+		}
+	}
+}
+
+// str returns the value of a string span: a substring of d.s when it needs
+// no unquoting, else a new string.
+func (d *jsonReader) str(sp extSpan) string {
+	if sp.escaped {
+		if u := unquote(d.b[sp.start:sp.end]); &u[0] != &d.b[sp.start] {
+			return string(u)
+		}
+	}
+	if sp.start == sp.end {
+		return ""
+	}
+	return d.str0()[sp.start:sp.end]
+}
+
+// str0 returns d.s, the header as a string, making it at the first need.
+func (d *jsonReader) str0() string {
+	if d.s == "" {
+		d.s = string(d.b)
+	}
+	return d.s
+}
+
 // readExtFields reads the ext object into dst (which is empty), or a new
 // map when dst is nil.
 func (d *jsonReader) readExtFields(dst map[string]string) (map[string]string, error) {
 	if d.literal("null") {
 		return nil, nil
-	}
-	if err := d.expect('{'); err != nil {
-		return nil, err
 	}
 	// Gather the pairs first so the map is made at its final size.
 	type pair struct {
@@ -234,74 +392,35 @@ func (d *jsonReader) readExtFields(dst map[string]string) (map[string]string, er
 	}
 	var stack [24]pair
 	pairs := stack[:0]
-	if d.peek() == '}' {
-		d.i++
-		if dst != nil {
-			return dst, nil
+	err := d.eachExt(func(k, v extSpan, kind extKind) {
+		key, ok := "", false
+		if !k.escaped {
+			key, ok = knownKeys[string(d.b[k.start:k.end])]
 		}
-		return map[string]string{}, nil
-	}
-	for {
-		if d.peek() != '"' {
-			return nil, d.errorf("want a key")
-		}
-		kstart := d.i
-		kb, err := d.readStringBytes()
-		if err != nil {
-			return nil, err
-		}
-		key, ok := knownKeys[string(kb)]
 		if !ok {
-			key = d.cut(kstart, kb)
+			key = d.str(k)
 		}
-		if err := d.expect(':'); err != nil {
-			return nil, err
-		}
-		d.skipSpace()
-		if d.i >= len(d.b) {
-			return nil, d.errorf("want a value")
-		}
-		p := pair{k: key}
-		switch {
-		case d.b[d.i] == '"':
-			if p.v, err = d.readString(); err != nil {
-				return nil, err
-			}
-		case d.literal("null"):
-			p.del = true // Java keeps a null, which reads as absent
-		case d.literal("true"):
-			p.v = "true"
-		case d.literal("false"):
-			p.v = "false"
-		default:
-			start := d.i
-			if err := d.skipValue(2); err != nil {
-				return nil, err
-			}
-			p.v = d.s[start:d.i]
+		p := pair{k: key, del: kind == extNull}
+		if kind != extNull {
+			p.v = d.str(v)
 		}
 		pairs = append(pairs, p)
-		switch d.peek() {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
-			m := dst
-			if m == nil {
-				m = make(map[string]string, len(pairs))
-			}
-			for _, p := range pairs {
-				if p.del {
-					delete(m, p.k)
-				} else {
-					m[p.k] = p.v
-				}
-			}
-			return m, nil
-		default:
-			return nil, d.errorf("want ',' or '}'")
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := dst
+	if m == nil {
+		m = make(map[string]string, len(pairs))
+	}
+	for _, p := range pairs {
+		if p.del {
+			delete(m, p.k)
+		} else {
+			m[p.k] = p.v
 		}
 	}
+	return m, nil
 }
 
 // literal consumes lit if it comes next.
@@ -432,6 +551,12 @@ func (d *jsonReader) scanString() (complex bool, err error) {
 	b := d.b
 	i := d.i + 1
 	for i < len(b) {
+		for i < len(b) && plainStringByte[b[i]] { // the usual bytes, in one test each
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -467,6 +592,15 @@ func (d *jsonReader) scanString() (complex bool, err error) {
 	}
 	return false, d.errorf("unterminated string")
 }
+
+// plainStringByte tells the bytes a JSON string holds as they are: ASCII,
+// not a control character, quote or backslash.
+var plainStringByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex4(b []byte) bool {
 	for _, c := range b {
@@ -524,7 +658,10 @@ func (d *jsonReader) readString() (string, error) {
 func (d *jsonReader) cut(start int, b []byte) string {
 	raw := d.b[start+1 : d.i-1]
 	if len(b) == len(raw) && (len(b) == 0 || &b[0] == &raw[0]) { // b is raw
-		return d.s[start+1 : d.i-1]
+		if len(b) == 0 {
+			return ""
+		}
+		return d.str0()[start+1 : d.i-1]
 	}
 	return string(b)
 }
@@ -536,7 +673,12 @@ func unquote(raw []byte) []byte {
 	if !hasBackslash(raw) && utf8.Valid(raw) {
 		return raw
 	}
-	out := make([]byte, 0, len(raw)+8)
+	return appendUnquoted(make([]byte, 0, len(raw)+8), raw)
+}
+
+// appendUnquoted appends the decoded inside of a scanned JSON string to
+// out.
+func appendUnquoted(out, raw []byte) []byte {
 	for i := 0; i < len(raw); {
 		c := raw[i]
 		switch {

@@ -43,7 +43,7 @@ func NewServer(opts Options) (*Server, error) {
 }
 
 // Register sets the processor of a request code; nil removes it.
-func (s *Server) Register(code int, p Processor) { s.ep.register(code, false, p, false) }
+func (s *Server) Register(code int, p Processor) { s.ep.register(code, false, p, RegisterOptions{}) }
 
 // RegisterInline sets a processor that runs on the connection's reading
 // goroutine instead of a goroutine of its own: requests of its code on one
@@ -55,16 +55,39 @@ func (s *Server) Register(code int, p Processor) { s.ep.register(code, false, p,
 // request) the request's ExtFields map is cleared and reused for the next
 // request read: keep its values (strings), not the map. nil removes the
 // processor.
-func (s *Server) RegisterInline(code int, p Processor) { s.ep.register(code, false, p, true) }
+func (s *Server) RegisterInline(code int, p Processor) {
+	s.ep.register(code, false, p, RegisterOptions{Inline: true})
+}
+
+// RegisterOptions say how a processor runs.
+type RegisterOptions struct {
+	// Inline runs it on the connection's reading goroutine, as
+	// RegisterInline does.
+	Inline bool
+	// RawExt leaves the ext fields of its requests undecoded: ExtFields is
+	// nil, and the processor reads them with Command.VisitExt (or Ext),
+	// which builds no map and no strings.
+	RawExt bool
+	// Transient (with Inline and RawExt) reads its requests in place:
+	// their Body and raw ext fields alias the connection's read buffer,
+	// valid only until the processor returns. It must keep none of them
+	// (copy what it keeps) and must not defer the request. It saves
+	// allocating and copying every frame.
+	Transient bool
+}
+
+// RegisterWith sets the processor of a request code, run as o says; nil
+// removes it.
+func (s *Server) RegisterWith(code int, p Processor, o RegisterOptions) { s.ep.register(code, false, p, o) }
 
 // RegisterFunc sets a function as the processor of a request code.
 func (s *Server) RegisterFunc(code int, f func(ctx context.Context, req *Request) *Command) {
-	s.ep.register(code, false, ProcessorFunc(f), false)
+	s.ep.register(code, false, ProcessorFunc(f), RegisterOptions{})
 }
 
 // RegisterDefault sets the processor of codes that have none (RocketMQ's
 // default processor). Without one they get REQUEST_CODE_NOT_SUPPORTED.
-func (s *Server) RegisterDefault(p Processor) { s.ep.register(0, true, p, false) }
+func (s *Server) RegisterDefault(p Processor) { s.ep.register(0, true, p, RegisterOptions{}) }
 
 // OnConnect adds a function called with each new connection before its
 // first request is read. It must not block.
