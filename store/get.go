@@ -120,7 +120,7 @@ func (s *MessageStore) readQueue(r *GetResult, q *consumequeue.Queue, offset int
 			}
 			inDisk := s.memBytes > 0 && maxOffsetPy-u.Offset > s.memBytes
 			if s.batchFull(r, int(u.Size), maxMsgNums, inDisk) {
-				r.NextBeginOffset = index
+				r.NextBeginOffset, r.SuggestPullingFromSlave = index, inDisk
 				return
 			}
 			index++

@@ -86,6 +86,8 @@ haHousekeepingInterval=10000
 haTransferBatchSize=65536
 haMaxGapNotInSync=1048576
 slaveTimeout=2000
+slaveReadEnable=true
+accessMessageInMemoryMaxRatio=30
 `
 	props, err := parseProperties(strings.NewReader(conf))
 	require.NoError(t, err)
@@ -102,6 +104,8 @@ slaveTimeout=2000
 	require.Equal(t, 65536, o.HA.TransferBatchSize)
 	require.Equal(t, int64(1<<20), o.HA.MaxGapNotInSync)
 	require.Equal(t, 2*time.Second, o.HA.SlaveTimeout)
+	require.True(t, o.SlaveReadEnable)
+	require.Equal(t, 30, o.Store.AccessMessageInMemoryMaxRatio)
 	for _, role := range []string{"ASYNC_MASTER", "SYNC_MASTER"} {
 		props, err := parseProperties(strings.NewReader("brokerRole=" + role))
 		require.NoError(t, err)
