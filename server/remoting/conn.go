@@ -311,6 +311,7 @@ func (c *Conn) dispatch(cmd *Command) bool {
 	req := &Request{Command: cmd, Conn: c}
 	switch {
 	case c.ep.draining.Load():
+		c.ep.refusedAt.Store(time.Now().UnixNano())
 		c.answerInline(req, NewResponse(ServiceNotAvailable, "the server is shutting down"))
 		return true
 	case r.p == nil:

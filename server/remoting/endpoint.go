@@ -121,6 +121,7 @@ type endpoint struct {
 
 	nextID     atomic.Uint64
 	draining   atomic.Bool // new requests get SERVICE_NOT_AVAILABLE
+	refusedAt  atomic.Int64 // UnixNano of the last request refused so (see Server.linger)
 	goroutines tracker     // readers, processors, async calls
 	inflight   tracker     // requests received and not yet answered
 }
