@@ -3,8 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,14 +78,100 @@ func committedOn(t *testing.T, c *remoting.Client, addr, group, topic string, qu
 	return sum
 }
 
+// haMaster is the master of a consume-from-slave test: a broker in this
+// process, or a cmd/broker process.
+type haMaster struct {
+	addr    func() string
+	stop    func() // Shutdown, or SIGKILL
+	restart func() // on the same address and store
+}
+
 // The official Go client's push consumer goes on consuming from the slave
 // after its master (an ASYNC_MASTER) is stopped, and ends with every
 // message sent; the only ones it gets twice are ones it had not committed.
 // When the master is back it gets the consumer's offsets, never going back.
 func TestE2E_ConsumeFromSlaveAfterMasterStops(t *testing.T) {
 	s := startSystem(t, store.Options{})
+	consumeAcrossMasterLoss(t, s, "broker-a", haMaster{
+		addr: func() string { return s.b.Addr() },
+		stop: func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			require.NoError(t, s.b.Shutdown(ctx))
+			s.b = nil
+		},
+		restart: s.startBroker,
+	}, false)
+}
+
+// As TestE2E_ConsumeFromSlaveAfterMasterStops, with the master a
+// cmd/broker process killed with SIGKILL. Behind -long: it takes about a
+// minute, as the Go client waits out the 30 s timeout of the pull it had
+// in flight to the killed master (it does not fail the calls of a closed
+// connection) before it pulls again.
+func TestE2E_ConsumeFromSlaveAfterMasterKilled(t *testing.T) {
+	if !*long {
+		t.Skip("about a minute: run with -long")
+	}
+	s := startSystem(t, store.Options{})
+	m := &masterChild{bin: buildBroker(t), dir: t.TempDir(), nsAddr: s.nsAddr, addr: freeAddr(t), haPort: freePortOf(t)}
+	m.start(t, s)
+	t.Cleanup(func() { m.kill() })
+	consumeAcrossMasterLoss(t, s, "broker-ha", haMaster{
+		addr:    func() string { return m.addr },
+		stop:    m.kill,
+		restart: func() { m.start(t, s) },
+	}, true)
+}
+
+// masterChild is an ASYNC_MASTER cmd/broker process of brokerName
+// broker-ha registered with the test's name server.
+type masterChild struct {
+	bin, dir, nsAddr, addr string
+	haPort                 int
+	cmd                    *exec.Cmd
+}
+
+func (m *masterChild) start(t *testing.T, s *system) {
+	t.Helper()
+	conf := filepath.Join(m.dir, "broker.conf")
+	require.NoError(t, os.WriteFile(conf, []byte(fmt.Sprintf(
+		"brokerName=broker-ha\nbrokerRole=ASYNC_MASTER\nhaListenPort=%d\n", m.haPort)), 0o644))
+	m.cmd = exec.Command(m.bin, "-n", m.nsAddr, "-listen", m.addr, "-store.dir", filepath.Join(m.dir, "store"), "-c", conf)
+	if testing.Verbose() {
+		m.cmd.Stderr = os.Stderr
+	}
+	require.NoError(t, m.cmd.Start())
+	require.Eventually(t, func() bool {
+		bd, ok := s.ns.Routes().ClusterInfo().BrokerAddrTable["broker-ha"]
+		return ok && bd.BrokerAddrs[0] == m.addr
+	}, 30*time.Second, 20*time.Millisecond, "the master process did not register")
+}
+
+func (m *masterChild) kill() {
+	if m.cmd != nil {
+		m.cmd.Process.Signal(syscall.SIGKILL)
+		m.cmd.Wait()
+		m.cmd = nil
+	}
+}
+
+func freePortOf(t *testing.T) int {
+	_, port, err := net.SplitHostPort(freeAddr(t))
+	require.NoError(t, err)
+	p, err := strconv.Atoi(port)
+	require.NoError(t, err)
+	return p
+}
+
+// consumeAcrossMasterLoss runs a slave of brokerName beside m, sends to m,
+// lets a push consumer take part, stops m, checks the consumer gets the
+// rest from the slave, restarts m and checks m gets the offsets. killed
+// says m's offsets may come back older than they were (the last 5 s of
+// commits not saved).
+func consumeAcrossMasterLoss(t *testing.T, s *system, brokerName string, m haMaster, killed bool) {
 	so := s.opts
-	so.BrokerRole, so.BrokerID = ha.RoleSlave, 1
+	so.BrokerName, so.BrokerRole, so.BrokerID = brokerName, ha.RoleSlave, 1
 	so.ListenAddr, so.StoreDir = "127.0.0.1:0", t.TempDir()
 	so.SlaveSyncInterval = 200 * time.Millisecond
 	slave, err := broker.New(so)
@@ -97,7 +188,7 @@ func TestE2E_ConsumeFromSlaveAfterMasterStops(t *testing.T) {
 	ac, err := remoting.NewClient(remoting.Options{})
 	require.NoError(t, err)
 	defer ac.Close()
-	resp := call(t, ac, s.b.Addr(), remoting.UpdateAndCreateTopic, map[string]string{
+	resp := call(t, ac, m.addr(), remoting.UpdateAndCreateTopic, map[string]string{
 		"topic": topic, "readQueueNums": strconv.Itoa(queues), "writeQueueNums": strconv.Itoa(queues), "perm": "6"}, nil)
 	require.Equal(t, remoting.Success, resp.Code, resp.Remark)
 	s.waitRoute(topic)
@@ -112,9 +203,11 @@ func TestE2E_ConsumeFromSlaveAfterMasterStops(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, primitive.SendOK, res.Status)
 	}
-	master := s.b
 	require.Eventually(t, func() bool {
-		return slave.Store().ReplicaOffset() >= master.Store().MaxPhyOffset()
+		kv := kvTable(t, call(t, ac, m.addr(), remoting.GetBrokerRuntimeInfo, nil, nil).Body)
+		end, err := strconv.ParseInt(kv["commitLogMaxOffset"], 10, 64)
+		require.NoError(t, err)
+		return slave.Store().ReplicaOffset() >= end
 	}, 30*time.Second, 10*time.Millisecond, "the slave did not copy the CommitLog")
 
 	c := &gatedCollector{got: map[string]int{}, hold: 500, gate: make(chan struct{})}
@@ -133,17 +226,14 @@ func TestE2E_ConsumeFromSlaveAfterMasterStops(t *testing.T) {
 	// Part consumed, part of that committed (the client commits every 5 s).
 	require.Eventually(t, func() bool {
 		u, _ := c.counts()
-		return u >= c.hold/2 && committedOn(t, ac, master.Addr(), group, topic, queues) > 0
+		return u >= c.hold/2 && committedOn(t, ac, m.addr(), group, topic, queues) > 0
 	}, 30*time.Second, 20*time.Millisecond, "the consumer did not start")
 	before, _ := c.counts()
-	committed := committedOn(t, ac, master.Addr(), group, topic, queues)
+	committed := committedOn(t, ac, m.addr(), group, topic, queues)
 
 	stopped := time.Now()
 	t.Logf("stopping the master at %s", stopped.Format("15:04:05.000"))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	require.NoError(t, master.Shutdown(ctx))
-	cancel()
-	s.b = nil
+	m.stop()
 	close(c.gate)
 	if !*long {
 		// The client finds the slave once its route no longer has the
@@ -167,15 +257,18 @@ func TestE2E_ConsumeFromSlaveAfterMasterStops(t *testing.T) {
 	// The master comes back on its address and store: it gets the
 	// client's newer offsets (the Go client commits to a master only),
 	// and its offsets never go back meanwhile.
-	s.startBroker()
+	m.restart()
 	if !*long {
 		probes := newCollector()
 		newPushConsumer(t, s, unique("CGprobe"), probeTopic, "*", probes, consumer.WithInstance(instance))
 		probes.waitFor(t, 1, 30*time.Second)
 	}
 	last := committed
+	if killed {
+		last = committedOn(t, ac, m.addr(), group, topic, queues)
+	}
 	require.Eventually(t, func() bool {
-		now := committedOn(t, ac, s.b.Addr(), group, topic, queues)
+		now := committedOn(t, ac, m.addr(), group, topic, queues)
 		require.GreaterOrEqual(t, now, last, "the master's offsets went back")
 		last = now
 		return now == n
