@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocketstore/rocketstore/internal/vfs"
 	"github.com/rocketstore/rocketstore/server/protocol"
 )
 
@@ -104,4 +105,41 @@ func TestReplaceFromMaster(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, 3, got.RetryMaxTimes)
 	require.Equal(t, mg.DataVersion(), sg.DataVersion())
+}
+
+// FuzzFromMaster: whatever a master answers, taking it errors or applies,
+// never panics, and a table taken is one the slave can answer with again.
+func FuzzFromMaster(f *testing.F) {
+	f.Add([]byte(`{"dataVersion":{"counter":2,"stateVersion":0,"timestamp":1},"offsetTable":{"T@g":{0:5,1:-1}},` +
+		`"topicConfigTable":{"T":{"perm":6,"readQueueNums":2,"writeQueueNums":2}},` +
+		`"subscriptionGroupTable":{"g":{"groupName":"g"}},"forbiddenTable":{"g":{"T":1}}}`))
+	f.Add([]byte(`{"offsetTable":{"nogroup":{0:1},"T@g":null},"topicConfigTable":{"T":null}}`))
+	f.Add([]byte(`{"dataVersion":null}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		dir := t.TempDir()
+		mem := vfs.NewCrashFS(1) // files in memory: the fuzzer runs fast
+		o, err := OpenOffsets(filepath.Join(dir, "o.json"), nil)
+		require.NoError(t, err)
+		o.file.fs = mem
+		defer o.Close()
+		o.CommitOwn("g", "T", 0, 3)
+		if _, err := o.MergeFromMaster(body); err == nil {
+			_, err := o.MergeFromMaster(o.EncodeAllJSON())
+			require.NoError(t, err)
+		}
+		topics, err := OpenTopics(filepath.Join(dir, "t.json"), TopicsOptions{})
+		require.NoError(t, err)
+		topics.file.fs = mem
+		if _, err := topics.ReplaceFromMaster(body); err == nil {
+			_, err := topics.ReplaceFromMaster(topics.EncodeAllJSON())
+			require.NoError(t, err)
+		}
+		groups, err := OpenSubscriptionGroups(filepath.Join(dir, "g.json"), SubscriptionGroupsOptions{})
+		require.NoError(t, err)
+		groups.file.fs = mem
+		if _, err := groups.ReplaceFromMaster(body); err == nil {
+			_, err := groups.ReplaceFromMaster(groups.EncodeAllJSON())
+			require.NoError(t, err)
+		}
+	})
 }
