@@ -192,6 +192,16 @@ func consumeAcrossMasterLoss(t *testing.T, s *system, brokerName string, m haMas
 		"topic": topic, "readQueueNums": strconv.Itoa(queues), "writeQueueNums": strconv.Itoa(queues), "perm": "6"}, nil)
 	require.Equal(t, remoting.Success, resp.Code, resp.Remark)
 	s.waitRoute(topic)
+	// The groups of this client do not hear of member changes: the Go
+	// client's rebalance on NOTIFY_CONSUMER_IDS_CHANGED, as its consumers
+	// shut down one by one at the end, races with the last one closing
+	// the client they share.
+	probeGroups := []string{unique("CGprobe"), unique("CGprobe")}
+	for _, g := range append([]string{group}, probeGroups...) {
+		resp := call(t, ac, m.addr(), remoting.UpdateAndCreateSubscriptionGroup, nil,
+			[]byte(`{"groupName":"`+g+`","notifyConsumerIdsChangedEnable":false}`))
+		require.Equal(t, remoting.Success, resp.Code, resp.Remark)
+	}
 	p := newProducer(t, s)
 	sendN(t, p, probeTopic, "probe", 1, nil)
 	for i := 0; i < n; i += batch {
@@ -207,8 +217,9 @@ func consumeAcrossMasterLoss(t *testing.T, s *system, brokerName string, m haMas
 		kv := kvTable(t, call(t, ac, m.addr(), remoting.GetBrokerRuntimeInfo, nil, nil).Body)
 		end, err := strconv.ParseInt(kv["commitLogMaxOffset"], 10, 64)
 		require.NoError(t, err)
-		return slave.Store().ReplicaOffset() >= end
-	}, 30*time.Second, 10*time.Millisecond, "the slave did not copy the CommitLog")
+		synced := call(t, ac, slave.Addr(), remoting.GetSubscriptionGroupConfig, map[string]string{"group": probeGroups[1]}, nil)
+		return slave.Store().ReplicaOffset() >= end && synced.Code == remoting.Success
+	}, 30*time.Second, 10*time.Millisecond, "the slave did not copy the CommitLog and the groups")
 
 	c := &gatedCollector{got: map[string]int{}, hold: 500, gate: make(chan struct{})}
 	s.waitRoute(topic)
@@ -243,7 +254,7 @@ func consumeAcrossMasterLoss(t *testing.T, s *system, brokerName string, m haMas
 		// waits for the poll. (That consumer gets nothing: the Go client
 		// asks only a master for a queue's offset, QUERY_CONSUMER_OFFSET,
 		// and a queue it cannot get one for is not pulled.)
-		newPushConsumer(t, s, unique("CGprobe"), probeTopic, "*", newCollector(), consumer.WithInstance(instance))
+		newPushConsumer(t, s, probeGroups[0], probeTopic, "*", newCollector(), consumer.WithInstance(instance))
 	}
 	require.Eventually(t, func() bool {
 		u, _ := c.counts()
@@ -260,7 +271,7 @@ func consumeAcrossMasterLoss(t *testing.T, s *system, brokerName string, m haMas
 	m.restart()
 	if !*long {
 		probes := newCollector()
-		newPushConsumer(t, s, unique("CGprobe"), probeTopic, "*", probes, consumer.WithInstance(instance))
+		newPushConsumer(t, s, probeGroups[1], probeTopic, "*", probes, consumer.WithInstance(instance))
 		probes.waitFor(t, 1, 30*time.Second)
 	}
 	last := committed

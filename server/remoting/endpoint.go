@@ -133,8 +133,9 @@ type processorTable struct {
 
 // registered is a processor and how it runs.
 type registered struct {
-	p      Processor
-	inline bool // run on the connection's reading goroutine
+	p        Processor
+	inline   bool // run on the connection's reading goroutine
+	draining bool // still served while the server shuts down
 }
 
 func newEndpoint(opts Options) (*endpoint, error) {
@@ -167,6 +168,25 @@ func (ep *endpoint) register(code int, isDefault bool, p Processor, inline bool)
 	default:
 		t.byCode[code] = r
 	}
+	ep.processors.Store(t)
+}
+
+// serveWhileDraining marks the processor of code as still served while
+// the server shuts down.
+func (ep *endpoint) serveWhileDraining(code int) {
+	ep.regMu.Lock()
+	defer ep.regMu.Unlock()
+	old := ep.processors.Load()
+	r, ok := old.byCode[code]
+	if !ok {
+		return
+	}
+	t := &processorTable{byCode: make(map[int]registered, len(old.byCode)), def: old.def}
+	for k, v := range old.byCode {
+		t.byCode[k] = v
+	}
+	r.draining = true
+	t.byCode[code] = r
 	ep.processors.Store(t)
 }
 

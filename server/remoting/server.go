@@ -214,6 +214,13 @@ const (
 	lingerMax   = time.Second
 )
 
+// ServeWhileDraining keeps serving the request code, registered already,
+// while Shutdown waits, instead of answering SERVICE_NOT_AVAILABLE: for a
+// read whose answer a client takes whatever its code (the Go client reads
+// any answer to GET_CONSUMER_LIST_BY_GROUP as the group's members, and an
+// empty list drops its queues).
+func (s *Server) ServeWhileDraining(code int) { s.ep.serveWhileDraining(code) }
+
 // linger waits until the connections have been quiet for lingerQuiet,
 // lingerMax has passed, or ctx ends; at once with no connection.
 func (s *Server) linger(ctx context.Context) {

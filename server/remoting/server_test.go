@@ -575,6 +575,8 @@ func TestServer_Shutdown_LingersWhileRequestsCome(t *testing.T) {
 		held <- req
 		return nil
 	})
+	s.RegisterFunc(GetConsumerListByGroup, echo)
+	s.ServeWhileDraining(GetConsumerListByGroup)
 	addr := startServer(t, s)
 	c := newClient(t, Options{})
 	pulled := make(chan *Command, 1)
@@ -596,6 +598,10 @@ func TestServer_Shutdown_LingersWhileRequestsCome(t *testing.T) {
 		require.Equal(t, ServiceNotAvailable, resp.Code)
 		time.Sleep(lingerQuiet / 4) // the client's pace, not a wait for the server
 	}
+	// A code served while draining is answered by its processor.
+	resp, err := c.Invoke(timeoutCtx(t), addr, NewRequest(GetConsumerListByGroup, nil, nil))
+	require.NoError(t, err)
+	require.Equal(t, Success, resp.Code)
 	require.NoError(t, recv(t, shut))
 	require.Zero(t, s.ConnCount())
 }
