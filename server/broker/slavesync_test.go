@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,14 +76,12 @@ func TestBroker_SlaveSynchronize(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond, "the slave did not take the master's tables")
 	require.Equal(t, master.topics.DataVersion(), slave.topics.DataVersion())
 	for file, want := range map[string]string{"topics.json": "SyncTopic", "subscriptionGroup.json": "SyncGroup",
-		"consumerOffset.json": "SyncTopic@SyncGroup"} {
-		data, err := os.ReadFile(filepath.Join(slave.opts.StoreDir, "config", file))
-		require.NoError(t, err)
-		require.Contains(t, string(data), want, file)
+		"consumerOffset.json": "SyncTopic@SyncGroup", "delayOffset.json": "1:1"} {
+		require.Eventually(t, func() bool { // saved just after it is taken
+			data, err := os.ReadFile(filepath.Join(slave.opts.StoreDir, "config", file))
+			return err == nil && strings.Contains(string(data), want)
+		}, 10*time.Second, 10*time.Millisecond, file)
 	}
-	data, err := os.ReadFile(filepath.Join(slave.opts.StoreDir, "config", "delayOffset.json"))
-	require.NoError(t, err)
-	require.Contains(t, string(data), "1:1")
 
 	// The master goes away; a client commits to the slave.
 	masterOpts, masterAddr := master.opts, master.Addr()
