@@ -262,11 +262,7 @@ func freeAddr(t *testing.T) string {
 func newBrokerChild(t *testing.T) *brokerChild {
 	t.Helper()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "broker")
-	build := exec.Command("go", "build", "-o", bin, "github.com/rocketstore/rocketstore/cmd/broker")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building the broker: %s", out)
-	b := &brokerChild{bin: bin, dir: filepath.Join(dir, "store"), nsAddr: freeAddr(t), addr: freeAddr(t)}
+	b := &brokerChild{bin: buildBroker(t), dir: filepath.Join(dir, "store"), nsAddr: freeAddr(t), addr: freeAddr(t)}
 	t.Cleanup(func() {
 		if b.cmd != nil {
 			b.cmd.Process.Kill()
@@ -274,6 +270,16 @@ func newBrokerChild(t *testing.T) *brokerChild {
 		}
 	})
 	return b
+}
+
+// buildBroker builds cmd/broker into a temp folder and returns its path.
+func buildBroker(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "broker")
+	build := exec.Command("go", "build", "-o", bin, "github.com/rocketstore/rocketstore/cmd/broker")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building the broker: %s", out)
+	return bin
 }
 
 func (b *brokerChild) start(t *testing.T) {

@@ -118,9 +118,9 @@ func (s *MessageStore) readQueue(r *GetResult, q *consumequeue.Queue, offset int
 				scanned++
 				continue
 			}
-			inDisk := s.memBytes > 0 && maxOffsetPy-u.Offset > s.memBytes*accessInMemoryMaxRatio/100
+			inDisk := s.memBytes > 0 && maxOffsetPy-u.Offset > s.memBytes
 			if s.batchFull(r, int(u.Size), maxMsgNums, inDisk) {
-				r.NextBeginOffset = index
+				r.NextBeginOffset, r.SuggestPullingFromSlave = index, inDisk
 				return
 			}
 			index++
@@ -151,7 +151,7 @@ func (s *MessageStore) readQueue(r *GetResult, q *consumequeue.Queue, offset int
 	r.NextBeginOffset = index
 	if next := index; next < r.MaxOffset {
 		if u, ok := q.Unit(next); ok {
-			r.SuggestPullingFromSlave = s.memBytes > 0 && maxOffsetPy-u.Offset > s.memBytes*accessInMemoryMaxRatio/100
+			r.SuggestPullingFromSlave = s.memBytes > 0 && maxOffsetPy-u.Offset > s.memBytes
 		}
 	}
 }

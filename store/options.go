@@ -96,6 +96,15 @@ type Options struct {
 	// delayed messages are not delivered (the master delivers them, and
 	// the slave gets the records).
 	Replica bool
+	// AccessMessageInMemoryMaxRatio is the percentage of physical memory
+	// that counts as holding the newest CommitLog bytes
+	// (accessMessageInMemoryMaxRatio): a read further behind than that is
+	// "in disk" (smaller batches, and GetResult.SuggestPullingFromSlave).
+	// 0 means 40.
+	AccessMessageInMemoryMaxRatio int
+	// TotalPhysicalMemory is the memory that ratio is of, in bytes; 0 means
+	// the machine's (StoreUtil.TOTAL_PHYSICAL_MEMORY_SIZE).
+	TotalPhysicalMemory int64
 	// DisableTimerWheel refuses timer messages (timerWheelEnable=false).
 	DisableTimerWheel bool
 	// TimerPrecisionMs is the length of a timer slot (timerPrecisionMs),

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -58,7 +59,7 @@ type MessageStore struct {
 	flags    runningFlags                  // whether puts are taken, and if not why
 	disp     *dispatcher                   // builds the ConsumeQueues and the index
 	replica  atomic.Pointer[replicaWaiter] // a SYNC_MASTER's wait for its slave; nil: none
-	memBytes int64                         // physical memory, for the in-memory read limits
+	memBytes int64                         // accessMessageInMemoryMaxRatio of physical memory: the in-memory read limit
 
 	flushLatency LatencyHistogram // see FlushLatency
 
@@ -118,6 +119,10 @@ func (s *MessageStore) open() error {
 	if unix.Sysinfo(&info) == nil {
 		s.memBytes = int64(info.Totalram) * int64(info.Unit)
 	}
+	if s.opts.TotalPhysicalMemory > 0 {
+		s.memBytes = s.opts.TotalPhysicalMemory
+	}
+	s.memBytes = s.memBytes * int64(cmp.Or(s.opts.AccessMessageInMemoryMaxRatio, accessInMemoryMaxRatio)) / 100
 	if s.checkpoint, err = recovery.OpenCheckpoint(filepath.Join(s.dir, "checkpoint"), s.opts.Mapper); err != nil {
 		return err
 	}

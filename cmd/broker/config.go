@@ -89,6 +89,10 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 				errs = append(errs, fmt.Errorf("brokerRole=%q: want ASYNC_MASTER, SYNC_MASTER or SLAVE", v))
 			}
 			o.BrokerRole = r
+		case "slaveReadEnable":
+			o.SlaveReadEnable = boolean(k, v)
+		case "accessMessageInMemoryMaxRatio":
+			o.Store.AccessMessageInMemoryMaxRatio = int(num(k, v))
 		case "haListenPort":
 			o.HAListenPort = int(num(k, v))
 		case "haMasterAddress":

@@ -87,6 +87,8 @@ haTransferBatchSize=65536
 haMaxGapNotInSync=1048576
 slaveTimeout=2000
 haReconnectInterval=250
+slaveReadEnable=true
+accessMessageInMemoryMaxRatio=30
 `
 	props, err := parseProperties(strings.NewReader(conf))
 	require.NoError(t, err)
@@ -104,6 +106,8 @@ haReconnectInterval=250
 	require.Equal(t, int64(1<<20), o.HA.MaxGapNotInSync)
 	require.Equal(t, 2*time.Second, o.HA.SlaveTimeout)
 	require.Equal(t, 250*time.Millisecond, o.HA.ReconnectInterval)
+	require.True(t, o.SlaveReadEnable)
+	require.Equal(t, 30, o.Store.AccessMessageInMemoryMaxRatio)
 	for _, role := range []string{"ASYNC_MASTER", "SYNC_MASTER"} {
 		props, err := parseProperties(strings.NewReader("brokerRole=" + role))
 		require.NoError(t, err)

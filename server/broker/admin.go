@@ -98,5 +98,9 @@ func (b *Broker) registerProcessors() {
 	s.RegisterFunc(remoting.UnlockBatchMQ, b.processLockBatch)
 	b.registerAdminProcessors()
 	b.clients.Register(s)
+	// The Go client takes any answer to it as the group's members: an
+	// answer of a master shutting down must be the list, or it drops the
+	// queues it holds (and cannot take them again without the master).
+	s.ServeWhileDraining(remoting.GetConsumerListByGroup)
 	b.registerSemantics()
 }

@@ -16,6 +16,8 @@ func (b *Broker) registerAdminProcessors() {
 	s.RegisterFunc(remoting.GetSystemTopicListFromBroker, b.processGetSystemTopicList)
 	s.RegisterFunc(remoting.UpdateAndCreateSubscriptionGroup, b.processUpdateAndCreateSubscriptionGroup)
 	s.RegisterFunc(remoting.GetAllSubscriptionGroupConfig, b.processGetAllSubscriptionGroup)
+	s.RegisterFunc(remoting.GetAllConsumerOffset, b.processGetAllConsumerOffset)
+	s.RegisterFunc(remoting.GetAllDelayOffset, b.processGetAllDelayOffset)
 	s.RegisterFunc(remoting.GetSubscriptionGroupConfig, b.processGetSubscriptionGroup)
 	s.RegisterFunc(remoting.DeleteSubscriptionGroup, b.processDeleteSubscriptionGroup)
 	s.RegisterFunc(remoting.GetConsumeStats, b.processGetConsumeStats)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rocketstore/rocketstore/ha"
@@ -52,6 +53,13 @@ type Broker struct {
 	ha       *ha.Service // replication, as BrokerRole says
 	haAddr   string      // the HA address registered (haServerAddr)
 
+	// A slave's SlaveSynchronize (slavesync.go): the master's address
+	// (a string; "" while none is known), a channel to sync at once, the
+	// client that asks the master.
+	masterAddr   atomic.Value
+	syncNow      chan struct{}
+	masterClient *remoting.Client
+
 	registerNow chan struct{}
 	// registered is closed at the first successful registration;
 	// registeredOnce says it is (touched only by New, then the register
@@ -76,7 +84,7 @@ func New(opts Options) (*Broker, error) {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	b := &Broker{opts: opts, log: opts.Logger, registerNow: make(chan struct{}, 1), stop: make(chan struct{}),
-		registered: make(chan struct{})}
+		registered: make(chan struct{}), syncNow: make(chan struct{}, 1)}
 	if err := b.startMetrics(); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -95,6 +103,10 @@ func New(opts Options) (*Broker, error) {
 			"namesrv", opts.NamesrvAddrs, "every", opts.RegisterInterval)
 	}
 	b.wg.Go(b.registerLoop)
+	if b.masterClient != nil {
+		b.setMasterAddr(b.master()) // a configured MasterAddr
+		b.wg.Go(b.slaveSyncLoop)
+	}
 	b.wg.Go(b.checkLoop)
 	b.wg.Go(func() { b.stats.run(b.stop) })
 	b.ready.phase.Store(phaseServing)
@@ -133,6 +145,11 @@ func (b *Broker) open() error {
 	}
 	if err := b.startHA(port); err != nil {
 		return err
+	}
+	if b.opts.BrokerRole == ha.RoleSlave {
+		if b.masterClient, err = remoting.NewClient(remoting.Options{Logger: b.log}); err != nil {
+			return err
+		}
 	}
 	cfg := filepath.Join(b.opts.StoreDir, "config")
 	if b.topics, err = meta.OpenTopics(filepath.Join(cfg, "topics.json"), meta.TopicsOptions{
@@ -340,6 +357,9 @@ func (b *Broker) closeParts() error {
 	}
 	if b.nsClient != nil {
 		err = errors.Join(err, b.nsClient.Close())
+	}
+	if b.masterClient != nil {
+		err = errors.Join(err, b.masterClient.Close())
 	}
 	if b.offsets != nil {
 		err = errors.Join(err, b.offsets.Close())

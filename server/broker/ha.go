@@ -54,10 +54,15 @@ func (b *Broker) startHA(port int) error {
 	return nil
 }
 
-// learnMaster takes the master's HA address from the name server's answer
-// to a slave's registration, unless haMasterAddress was set.
+// learnMaster takes the master's address (to sync tables from) and HA
+// address (unless haMasterAddress was set) from the name server's answer
+// to a slave's registration.
 func (b *Broker) learnMaster(res namesrv.RegisterResult) {
-	if b.ha == nil || b.opts.BrokerRole != ha.RoleSlave || b.opts.HAMasterAddress != "" || res.HAServerAddr == "" {
+	if b.opts.BrokerRole != ha.RoleSlave {
+		return
+	}
+	b.setMasterAddr(res.MasterAddr)
+	if b.ha == nil || b.opts.HAMasterAddress != "" || res.HAServerAddr == "" {
 		return
 	}
 	b.ha.SetMasterAddress(res.HAServerAddr)

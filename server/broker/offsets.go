@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/rocketstore/rocketstore/ha"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -44,7 +45,14 @@ func (b *Broker) processUpdateConsumerOffset(_ context.Context, req *remoting.Re
 	if _, ok := b.topics.Get(topic); !ok {
 		return errResponse(remoting.TopicNotExist, "topic[%s] not exist, apply first please!", topic)
 	}
-	b.offsets.Commit(group, topic, qid, off)
+	switch {
+	case b.opts.BrokerRole == ha.RoleSlave:
+		b.offsets.CommitOwn(group, topic, qid, off) // kept, and handed to the master; see slavesync.go
+	case req.Ext(extCommitForward) == "true":
+		b.offsets.CommitForward(group, topic, qid, off) // from the slave: never backwards
+	default:
+		b.offsets.Commit(group, topic, qid, off)
+	}
 	return remoting.NewResponse(remoting.Success, "")
 }
 

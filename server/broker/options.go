@@ -99,6 +99,20 @@ type Options struct {
 	// HAMasterAddress is a slave's master HA address (haMasterAddress);
 	// "" means the one the name server returns on registration.
 	HAMasterAddress string
+	// MasterAddr is the master a slave takes topic configs, offsets and
+	// groups from (SlaveSynchronize); "" means the one the name server
+	// returns on registration, as in RocketMQ.
+	MasterAddr string
+	// SlaveSyncInterval is how often a slave takes them; 0 means 10 s, as
+	// RocketMQ's BrokerController schedules syncAll.
+	SlaveSyncInterval time.Duration
+	// SlaveReadEnable lets consumers read from the slave (slaveReadEnable):
+	// a master then tells a consumer far behind (more than
+	// accessMessageInMemoryMaxRatio of memory) to pull from its group's
+	// whichBrokerWhenConsumeSlowly, and others from the group's brokerId.
+	// Off, every pull answer suggests the master. A slave serves pulls
+	// either way, as RocketMQ 4.x does.
+	SlaveReadEnable bool
 	// HA tunes replication (haSendHeartbeatInterval, haHousekeepingInterval,
 	// haTransferBatchSize, haMaxGapNotInSync, slaveTimeout).
 	HA ha.Options
@@ -142,6 +156,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TransactionCheckMax == 0 {
 		o.TransactionCheckMax = 15
+	}
+	if o.SlaveSyncInterval == 0 {
+		o.SlaveSyncInterval = 10 * time.Second
 	}
 	if o.MsgTraceTopicName == "" {
 		o.MsgTraceTopicName = DefaultTraceTopic

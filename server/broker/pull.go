@@ -7,7 +7,9 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rocketstore/rocketstore/ha"
 	"github.com/rocketstore/rocketstore/server/broker/clients"
+	"github.com/rocketstore/rocketstore/server/broker/meta"
 	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
@@ -123,7 +125,9 @@ func (b *Broker) pull(p *pullRequest, allowSuspend bool) *remoting.Command {
 	if code != remoting.Success {
 		remark = res.Status.String()
 	}
-	if p.sysFlag&pullCommitOffset != 0 && allowSuspend && p.commitOffset >= 0 {
+	// A slave takes no offset from a pull (RocketMQ 4.x): clients clear the
+	// flag for slaves, and commit with UPDATE_CONSUMER_OFFSET.
+	if p.sysFlag&pullCommitOffset != 0 && allowSuspend && p.commitOffset >= 0 && b.opts.BrokerRole != ha.RoleSlave {
 		b.offsets.Commit(p.group, p.topic, p.queueID, p.commitOffset)
 	}
 	if code == remoting.PullNotFound && allowSuspend && p.sysFlag&pullSuspend != 0 {
@@ -135,7 +139,7 @@ func (b *Broker) pull(p *pullRequest, allowSuspend bool) *remoting.Command {
 		"nextBeginOffset":      strconv.FormatInt(res.NextBeginOffset, 10),
 		"minOffset":            strconv.FormatInt(res.MinOffset, 10),
 		"maxOffset":            strconv.FormatInt(res.MaxOffset, 10),
-		"suggestWhichBrokerId": "0",
+		"suggestWhichBrokerId": strconv.FormatInt(b.suggestBroker(group, res.SuggestPullingFromSlave), 10),
 	}
 	if code == remoting.Success {
 		if b.opts.TransferMsgByHeap {
@@ -147,6 +151,21 @@ func (b *Broker) pull(p *pullRequest, allowSuspend bool) *remoting.Command {
 		}
 	}
 	return resp
+}
+
+// suggestBroker is a pull answer's suggestWhichBrokerId, as RocketMQ's
+// PullMessageProcessor: with slaveReadEnable, the group's
+// whichBrokerWhenConsumeSlowly for a consumer whose next messages are no
+// longer in memory, else the group's brokerId; without, the master.
+func (b *Broker) suggestBroker(group meta.SubscriptionGroupConfig, slow bool) int64 {
+	switch {
+	case !b.opts.SlaveReadEnable:
+		return protocol.MasterID
+	case slow:
+		return group.WhichBrokerWhenConsumeSlowly
+	default:
+		return group.BrokerID
+	}
 }
 
 // pullBodyOnHeap copies the records into one body (transferMsgByHeap=true).

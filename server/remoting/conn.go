@@ -312,7 +312,8 @@ func (c *Conn) dispatch(cmd *Command) bool {
 	r := c.ep.processor(cmd.Code)
 	req := &Request{Command: cmd, Conn: c}
 	switch {
-	case c.ep.draining.Load():
+	case c.ep.draining.Load() && !r.draining:
+		c.ep.refusedAt.Store(time.Now().UnixNano())
 		c.answerInline(req, NewResponse(ServiceNotAvailable, "the server is shutting down"))
 		return true
 	case r.p == nil:

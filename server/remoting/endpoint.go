@@ -120,9 +120,10 @@ type endpoint struct {
 	readBuffers sync.Pool // *bufio.Reader of 64 KiB, shared by the connections not waiting
 
 	nextID     atomic.Uint64
-	draining   atomic.Bool // new requests get SERVICE_NOT_AVAILABLE
-	goroutines tracker     // readers, processors, async calls
-	inflight   tracker     // requests received and not yet answered
+	draining   atomic.Bool  // new requests get SERVICE_NOT_AVAILABLE
+	refusedAt  atomic.Int64 // UnixNano of the last request refused so (see Server.linger)
+	goroutines tracker      // readers, processors, async calls
+	inflight   tracker      // requests received and not yet answered
 }
 
 type processorTable struct {
@@ -132,9 +133,10 @@ type processorTable struct {
 
 // registered is a processor and how it runs.
 type registered struct {
-	p      Processor
-	inline bool // run on the connection's reading goroutine
-	rawExt bool // its requests' ext fields are left undecoded (VisitExt)
+	p        Processor
+	inline   bool // run on the connection's reading goroutine
+	rawExt   bool // its requests' ext fields are left undecoded (VisitExt)
+	draining bool // still served while the server shuts down
 	// transient: its requests are read in place (inline and rawExt only)
 	transient bool
 }
@@ -170,6 +172,25 @@ func (ep *endpoint) register(code int, isDefault bool, p Processor, o RegisterOp
 	default:
 		t.byCode[code] = r
 	}
+	ep.processors.Store(t)
+}
+
+// serveWhileDraining marks the processor of code as still served while
+// the server shuts down.
+func (ep *endpoint) serveWhileDraining(code int) {
+	ep.regMu.Lock()
+	defer ep.regMu.Unlock()
+	old := ep.processors.Load()
+	r, ok := old.byCode[code]
+	if !ok {
+		return
+	}
+	t := &processorTable{byCode: make(map[int]registered, len(old.byCode)), def: old.def}
+	for k, v := range old.byCode {
+		t.byCode[k] = v
+	}
+	r.draining = true
+	t.byCode[code] = r
 	ep.processors.Store(t)
 }
 

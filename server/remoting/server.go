@@ -78,7 +78,9 @@ type RegisterOptions struct {
 
 // RegisterWith sets the processor of a request code, run as o says; nil
 // removes it.
-func (s *Server) RegisterWith(code int, p Processor, o RegisterOptions) { s.ep.register(code, false, p, o) }
+func (s *Server) RegisterWith(code int, p Processor, o RegisterOptions) {
+	s.ep.register(code, false, p, o)
+}
 
 // RegisterFunc sets a function as the processor of a request code.
 func (s *Server) RegisterFunc(code int, f func(ctx context.Context, req *Request) *Command) {
@@ -204,8 +206,9 @@ func (s *Server) ConnCount() int {
 
 // Shutdown stops the server gracefully: it closes the listeners, answers
 // new requests with SERVICE_NOT_AVAILABLE, waits for the requests in
-// flight (deferred ones included) to be answered, then closes every
-// connection and waits for the server's goroutines. If ctx ends first it
+// flight (deferred ones included) to be answered and for the connections
+// to be quiet (linger), then closes every connection and waits for the
+// server's goroutines. If ctx ends first it
 // closes everything at once and returns ctx's error once the goroutines
 // have stopped, or right away if processors ignore their context.
 func (s *Server) Shutdown(ctx context.Context) error {
@@ -214,11 +217,56 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.ep.draining.Store(true)
 	werr := s.ep.inflight.wait(ctx)
+	if werr == nil {
+		s.linger(ctx)
+	}
 	s.closeConns()
 	if err := s.ep.goroutines.wait(ctx); err != nil {
 		return err
 	}
 	return werr
+}
+
+// Shutdown keeps the connections open after the last answer until no
+// request came for lingerQuiet (each refused with SERVICE_NOT_AVAILABLE),
+// at most lingerMax. A client's request sent just after an answer would
+// otherwise meet a closed connection, and a client that does not fail the
+// calls of a closed connection (the Go client's pulls) waits its whole
+// timeout (30 s) for them; told SERVICE_NOT_AVAILABLE, it backs off and
+// then finds the server gone.
+const (
+	lingerQuiet = 100 * time.Millisecond
+	lingerMax   = time.Second
+)
+
+// ServeWhileDraining keeps serving the request code, registered already,
+// while Shutdown waits, instead of answering SERVICE_NOT_AVAILABLE: for a
+// read whose answer a client takes whatever its code (the Go client reads
+// any answer to GET_CONSUMER_LIST_BY_GROUP as the group's members, and an
+// empty list drops its queues).
+func (s *Server) ServeWhileDraining(code int) { s.ep.serveWhileDraining(code) }
+
+// linger waits until the connections have been quiet for lingerQuiet,
+// lingerMax has passed, or ctx ends; at once with no connection.
+func (s *Server) linger(ctx context.Context) {
+	start := time.Now()
+	for s.ConnCount() > 0 {
+		last := time.Unix(0, s.ep.refusedAt.Load())
+		if last.Before(start) {
+			last = start
+		}
+		wait := lingerQuiet - time.Since(last)
+		if wait <= 0 || time.Since(start) >= lingerMax {
+			return
+		}
+		t := time.NewTimer(min(wait, lingerMax-time.Since(start)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // Close closes the listeners and every connection at once, and waits for

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/internal/fastjson"
+	"github.com/rocketstore/rocketstore/server/protocol"
 )
 
 // DefaultOffsetPersistInterval is how often StartPersist writes
@@ -30,8 +31,12 @@ type Offsets struct {
 	log  *slog.Logger
 	file configFile
 
-	mu    sync.RWMutex // guards table (the map; each entry has its own lock)
-	table map[topicGroup]*queueOffsets
+	mu      sync.RWMutex // guards table (the map; each entry has its own lock), version
+	table   map[topicGroup]*queueOffsets
+	version protocol.DataVersion // up at each persist (ConsumerOffsetManager.dataVersion)
+
+	ownMu sync.Mutex                     // guards own
+	own   map[topicGroup]map[int32]int64 // a slave's commits not yet on its master; see replica.go
 
 	life    sync.Mutex // guards started and the change of closed
 	started bool
@@ -60,10 +65,11 @@ func OpenOffsets(path string, logger *slog.Logger) (*Offsets, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	o := &Offsets{
-		log:   logger,
-		file:  configFile{path: path, log: logger},
-		table: make(map[topicGroup]*queueOffsets, 64),
-		stop:  make(chan struct{}),
+		log:     logger,
+		file:    configFile{path: path, log: logger},
+		table:   make(map[topicGroup]*queueOffsets, 64),
+		version: protocol.DataVersion{Timestamp: time.Now().UnixMilli()},
+		stop:    make(chan struct{}),
 	}
 	if err := o.file.load(o.decode); err != nil {
 		return nil, err
@@ -100,6 +106,12 @@ func (o *Offsets) decode(data []byte) error {
 // of topic (commitOffset). It allocates only for a topic@group or queue it
 // has not seen.
 func (o *Offsets) Commit(group, topic string, queueID int32, offset int64) {
+	o.commit(group, topic, queueID, offset, false)
+}
+
+// commit is Commit; forward leaves a queue whose offset is at or past
+// offset as it is. It reports whether it committed.
+func (o *Offsets) commit(group, topic string, queueID int32, offset int64, forward bool) bool {
 	k := topicGroup{topic, group}
 	for {
 		o.mu.RLock()
@@ -115,9 +127,13 @@ func (o *Offsets) Commit(group, topic string, queueID int32, offset int64) {
 		}
 		q.mu.Lock()
 		if !q.removed {
+			if cur, ok := q.offs[queueID]; forward && ok && cur >= offset {
+				q.mu.Unlock()
+				return false
+			}
 			q.offs[queueID] = offset
 			q.mu.Unlock()
-			return
+			return true
 		}
 		q.mu.Unlock() // RemoveGroup took it out meanwhile: start again
 	}
@@ -247,6 +263,9 @@ func (o *Offsets) Persist() error {
 }
 
 func (o *Offsets) persist() error {
+	o.mu.Lock()
+	nextVersion(&o.version)
+	o.mu.Unlock()
 	return o.file.save(o.encode)
 }
 
@@ -258,7 +277,11 @@ func (o *Offsets) persist() error {
 //			}
 //		}
 //	}
-func (o *Offsets) encode() []byte {
+func (o *Offsets) encode() []byte { return o.encodeWith(true, false) }
+
+// encodeWith writes the table, pretty (the file) or compact, with the
+// data version or without (the file, as this package has always written it).
+func (o *Offsets) encodeWith(pretty, version bool) []byte {
 	type entry struct {
 		key string
 		q   *queueOffsets
@@ -269,8 +292,12 @@ func (o *Offsets) encode() []byte {
 		entries = append(entries, entry{k.String(), q})
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.key, b.key) })
-	w := fastjson.NewWriter(make([]byte, 0, 64+64*len(entries)), true)
+	w := fastjson.NewWriter(make([]byte, 0, 64+64*len(entries)), pretty)
 	w.BeginObject()
+	if version {
+		w.Key("dataVersion")
+		writeDataVersion(w, o.version)
+	}
 	w.Key("offsetTable")
 	w.BeginObject()
 	for _, e := range entries {
