@@ -211,22 +211,21 @@ func maps(m map[string]int) map[string]int {
 // several members.
 func newPushConsumer(t *testing.T, s *system, group, topic, expr string, c *collector, opts ...consumer.Option) rocketmq.PushConsumer {
 	t.Helper()
-	quietGroup(t, s, group)
+	if s.b != nil {
+		quietGroup(t, s.b.Addr(), group)
+	}
 	return newNotifiedPushConsumer(t, s, group, topic, expr, c, opts...)
 }
 
-// quietGroup creates group on the test's broker with
+// quietGroup creates group on the broker at addr with
 // notifyConsumerIdsChangedEnable off. The broker tells a new member of its
 // own arrival (as Apache does) and the Go client rebalances on that notice;
 // when the test ends while that rebalance runs, the client's Shutdown races
 // with it (a data race inside the client, seen in CI). A lone consumer
 // loses nothing by not hearing of itself.
-func quietGroup(t *testing.T, s *system, group string) {
+func quietGroup(t *testing.T, addr, group string) {
 	t.Helper()
-	if s.b == nil {
-		return
-	}
-	resp := call(t, adminClient(t), s.b.Addr(), remoting.UpdateAndCreateSubscriptionGroup, nil,
+	resp := call(t, adminClient(t), addr, remoting.UpdateAndCreateSubscriptionGroup, nil,
 		[]byte(`{"groupName":"`+group+`","notifyConsumerIdsChangedEnable":false}`))
 	require.Equal(t, remoting.Success, resp.Code, resp.Remark)
 }
