@@ -163,6 +163,7 @@ func TestE2E_TimerMessages(t *testing.T) {
 	topic := unique("TimerTopic")
 	sendN(t, p, topic, "warm", 1, nil) // makes the topic
 	a := newArrivals()
+	s.waitRoute(topic) // the consumer's Start fails on a topic the name server does not know yet
 	pushConsumer(t, s.nsAddr, topic, a)
 	a.waitAll(t, []string{"warm-0"}, 20*time.Second)
 
