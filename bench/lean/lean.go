@@ -16,12 +16,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -208,7 +206,10 @@ type DrainOptions struct {
 }
 
 // Drain pulls every queue of a topic from offset 0, one pull in flight
-// per queue on one connection, until Want messages have arrived.
+// per queue on one connection, until Want messages have arrived. One
+// goroutine reads the answers and writes each queue's next pull as soon
+// as its answer is in, as a consumer's pull loop does before it hands the
+// messages on.
 func Drain(ctx context.Context, o DrainOptions) (Result, error) {
 	if o.Queues <= 0 {
 		o.Queues = 4
@@ -216,75 +217,120 @@ func Drain(ctx context.Context, o DrainOptions) (Result, error) {
 	if o.Batch <= 0 {
 		o.Batch = 32
 	}
-	c, err := remoting.NewClient(remoting.Options{})
+	nc, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", o.Addr)
 	if err != nil {
 		return Result{}, err
 	}
-	defer c.Close()
-	conn, err := c.Conn(ctx, o.Addr)
-	if err != nil {
-		return Result{}, err
-	}
-	var got atomic.Int64
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make([]error, o.Queues)
-	var wg sync.WaitGroup
+	defer nc.Close()
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
+	defer stop()
+
+	p := newPuller(o)
 	start := time.Now()
+	var wbuf []byte
 	for q := range o.Queues {
-		wg.Go(func() {
-			ext := map[string]string{"consumerGroup": o.Group, "topic": o.Topic, "queueId": strconv.Itoa(q),
-				"maxMsgNums": strconv.Itoa(o.Batch), "sysFlag": "6", "commitOffset": "0", "suspendTimeoutMillis": "1000",
-				"subscription": "*", "subVersion": "0", "expressionType": "TAG"}
-			offset := int64(0)
-			for got.Load() < o.Want && ctx.Err() == nil {
-				ext["queueOffset"] = strconv.FormatInt(offset, 10)
-				cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
-				resp, err := conn.Invoke(cctx, remoting.NewRequest(remoting.PullMessage, ext, nil))
-				ccancel()
-				if err != nil {
-					if ctx.Err() == nil {
-						errs[q] = err
-						cancel()
-					}
-					return
-				}
-				switch resp.Code {
-				case remoting.Success:
-					n, err := countRecords(resp.Body)
-					if err != nil {
-						errs[q] = err
-						cancel()
-						return
-					}
-					if got.Add(int64(n)) >= o.Want {
-						cancel() // the others stop waiting in held pulls
-					}
-				case remoting.PullNotFound, remoting.PullRetryImmediately:
-				default:
-					errs[q] = fmt.Errorf("lean: pull queue %d at %d: code %d %s", q, offset, resp.Code, resp.Remark)
-					cancel()
-					return
-				}
-				next, err := strconv.ParseInt(resp.Ext("nextBeginOffset"), 10, 64)
-				if err != nil {
-					errs[q] = fmt.Errorf("lean: pull queue %d: nextBeginOffset %q", q, resp.Ext("nextBeginOffset"))
-					cancel()
-					return
-				}
-				offset = next
-			}
-		})
+		if wbuf, err = p.appendPull(wbuf, q); err != nil {
+			return Result{}, err
+		}
 	}
-	wg.Wait()
-	el := time.Since(start)
-	if err := errors.Join(errs...); err != nil {
+	if _, err := nc.Write(wbuf); err != nil {
 		return Result{}, err
 	}
-	if got.Load() < o.Want {
-		return Result{}, fmt.Errorf("lean: %d of %d messages: %w", got.Load(), o.Want, ctx.Err())
+	br := bufio.NewReaderSize(nc, 256<<10)
+	var got int64
+	var head [8]byte
+	var buf []byte
+	for got < o.Want {
+		if _, err := io.ReadFull(br, head[:]); err != nil {
+			return Result{}, fmt.Errorf("lean: %d of %d messages, reading a pull answer: %w", got, o.Want, err)
+		}
+		n := int(binary.BigEndian.Uint32(head[:4])) - 4
+		hlen := int(binary.BigEndian.Uint32(head[4:]) & 0xffffff)
+		if n < hlen || n > 64<<20 {
+			return Result{}, fmt.Errorf("lean: pull answer: bad frame head %x", head)
+		}
+		if cap(buf) < 8+n {
+			buf = make([]byte, 8+n)
+		}
+		frame := buf[:8+n]
+		if _, err := io.ReadFull(br, frame[8:]); err != nil {
+			return Result{}, fmt.Errorf("lean: %d of %d messages, reading a pull answer: %w", got, o.Want, err)
+		}
+		// The header alone, as a frame without a body.
+		binary.BigEndian.PutUint32(frame, uint32(4+hlen))
+		copy(frame[4:8], head[4:])
+		cmd, err := remoting.Decode(frame[:8+hlen])
+		if err != nil {
+			return Result{}, fmt.Errorf("lean: pull answer: %w", err)
+		}
+		q, err := p.answered(cmd)
+		if err != nil {
+			return Result{}, err
+		}
+		if cmd.Code == remoting.Success {
+			k, err := countRecords(frame[8+hlen:])
+			if err != nil {
+				return Result{}, err
+			}
+			got += int64(k)
+		}
+		if got < o.Want {
+			if wbuf, err = p.appendPull(wbuf[:0], q); err != nil {
+				return Result{}, err
+			}
+			if _, err := nc.Write(wbuf); err != nil {
+				return Result{}, err
+			}
+		}
 	}
-	return Result{Messages: got.Load(), Elapsed: el}, nil
+	return Result{Messages: got, Elapsed: time.Since(start)}, nil
+}
+
+// puller keeps each queue's next offset and its PULL_MESSAGE header.
+type puller struct {
+	o       DrainOptions
+	exts    []map[string]string
+	offsets []int64
+	seq     int32
+}
+
+func newPuller(o DrainOptions) *puller {
+	p := &puller{o: o, offsets: make([]int64, o.Queues)}
+	for q := range o.Queues {
+		p.exts = append(p.exts, map[string]string{"consumerGroup": o.Group, "topic": o.Topic, "queueId": strconv.Itoa(q),
+			"maxMsgNums": strconv.Itoa(o.Batch), "sysFlag": "6", "commitOffset": "0", "suspendTimeoutMillis": "1000",
+			"subscription": "*", "subVersion": "0", "expressionType": "TAG"})
+	}
+	return p
+}
+
+// appendPull appends the frame of queue q's next pull to b.
+func (p *puller) appendPull(b []byte, q int) ([]byte, error) {
+	p.exts[q]["queueOffset"] = strconv.FormatInt(p.offsets[q], 10)
+	req := remoting.NewRequest(remoting.PullMessage, p.exts[q], nil)
+	p.seq++
+	req.Opaque = p.seq*int32(p.o.Queues) + int32(q)
+	return req.AppendFrame(b)
+}
+
+// answered checks a pull's answer and moves its queue to the next offset;
+// it returns the queue.
+func (p *puller) answered(cmd *remoting.Command) (int, error) {
+	if !cmd.IsResponse() || cmd.Opaque < 0 {
+		return 0, fmt.Errorf("lean: not a pull answer: code %d opaque %d", cmd.Code, cmd.Opaque)
+	}
+	q := int(cmd.Opaque % int32(p.o.Queues))
+	switch cmd.Code {
+	case remoting.Success, remoting.PullNotFound, remoting.PullRetryImmediately:
+	default:
+		return 0, fmt.Errorf("lean: pull queue %d at %d: code %d %s", q, p.offsets[q], cmd.Code, cmd.Remark)
+	}
+	next, err := strconv.ParseInt(cmd.Ext("nextBeginOffset"), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("lean: pull queue %d: nextBeginOffset %q", q, cmd.Ext("nextBeginOffset"))
+	}
+	p.offsets[q] = next
+	return q, nil
 }
 
 // countRecords counts the stored records of a pull body by their
