@@ -208,6 +208,9 @@ func brokerSuite(c *config, r *results) error {
 	if err := rmqBrokerRows(c, r, false); err != nil {
 		return fmt.Errorf("rocketstore broker, async flush: %w", err)
 	}
+	if err := nullRows(c, r); err != nil {
+		return fmt.Errorf("null broker: %w", err)
+	}
 	if err := leanHeapDrainRow(c, r); err != nil {
 		return fmt.Errorf("rocketstore broker, transferMsgByHeap: %w", err)
 	}
@@ -249,8 +252,7 @@ func rmqBrokerRows(c *config, r *results, syncFlush bool) error {
 				return err
 			}
 		}
-		cpu0 := processCPU(pid)
-		smp, err := drive(c, n, true, func(w int) (func() error, error) {
+		smp, err := drive(c, pid, n, true, func(w int) (func() error, error) {
 			p := ps[w]
 			return func() error {
 				res, err := p.SendSync(context.Background(), primitive.NewMessage(topic, body))
@@ -263,7 +265,6 @@ func rmqBrokerRows(c *config, r *results, syncFlush bool) error {
 		if err != nil {
 			return err
 		}
-		smp.extra, smp.cpu = smp.cpuPerM(), processCPU(pid)-cpu0 // the client's, then the server's
 		smp.bytes = smp.ops * float64(len(body))
 		r.add(row{id: fmt.Sprintf("%s.send.p%d", idp, n), group: group3, system: "rocketstore", extraName: clientCPU,
 			label: fmt.Sprintf("SendSync 1KiB, %s, %d producer(s)", flush, n)}, smp)
@@ -276,6 +277,7 @@ func rmqBrokerRows(c *config, r *results, syncFlush bool) error {
 		return err
 	}
 	settle(c)
+	quietServer(c, pid)
 	cpu0 := processCPU(pid)
 	smp, err := rmqAsync(c.dur, 0, ps[0], topic, body)
 	if err != nil {
@@ -313,6 +315,7 @@ func rmqBrokerRows(c *config, r *results, syncFlush bool) error {
 		return err
 	}
 	settle(c)
+	quietServer(c, pid)
 	cpu0, self0 := processCPU(pid), processCPU(os.Getpid())
 	start := time.Now()
 	if err := cons.Start(); err != nil {
@@ -421,24 +424,20 @@ func natsServerRows(c *config, r *results, always bool) error {
 		flush, idp = "sync_interval: always", "nats.server.always"
 	}
 	for _, n := range []int{1, 16} {
-		cpu0 := processCPU(pid)
-		smp, err := publishRow(c, clients[:n], "ack", 1024)
+		smp, err := publishRow(c, pid, clients[:n], "ack", 1024)
 		if err != nil {
 			return err
 		}
-		smp.extra, smp.cpu = smp.cpuPerM(), processCPU(pid)-cpu0 // the client's, then the server's
 		r.add(row{id: fmt.Sprintf("%s.ack.p%d", idp, n), group: group3, system: "NATS JetStream", extraName: clientCPU,
 			label: fmt.Sprintf("Publish 1KiB (waits for the ack), %s, %d publisher(s)", flush, n)}, smp)
 	}
 	if always {
 		return nil
 	}
-	cpu0 := processCPU(pid)
-	smp, err := publishRow(c, clients[:1], "async", 1024)
+	smp, err := publishRow(c, pid, clients[:1], "async", 1024)
 	if err != nil {
 		return err
 	}
-	smp.extra, smp.cpu = smp.cpuPerM(), processCPU(pid)-cpu0 // the client's, then the server's
 	r.add(row{id: "nats.server.async", group: group3, system: "NATS JetStream", extraName: clientCPU,
 		label: fmt.Sprintf("PublishAsync 1KiB, 1 publisher, %d in flight", asyncWindow)}, smp)
 	return natsDrain(c, r, clients, pid)
@@ -483,6 +482,7 @@ func natsDrain(c *config, r *results, clients []*natsClient, pid int) error {
 	done := make(chan struct{})
 	var once sync.Once
 	settle(c)
+	quietServer(c, pid)
 	cpu0, self0 := processCPU(pid), processCPU(os.Getpid())
 	start := time.Now()
 	cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{AckPolicy: jetstream.AckNonePolicy, DeliverPolicy: jetstream.DeliverAllPolicy})

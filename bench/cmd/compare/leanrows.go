@@ -23,6 +23,7 @@ func leanRows(c *config, r *results, addr string, pid int) error {
 		return fmt.Errorf("lean producer warm-up: %w", err)
 	}
 	settle(c)
+	quietServer(c, pid)
 	cpu0, self0 := processCPU(pid), processCPU(os.Getpid())
 	res, err := lean.Send(ctx, lean.SendOptions{Addr: addr, Topic: topic, Body: body, Duration: c.dur, InFlight: asyncWindow})
 	if err != nil {
@@ -39,6 +40,7 @@ func leanRows(c *config, r *results, addr string, pid int) error {
 		return fmt.Errorf("lean backlog: %w", err)
 	}
 	settle(c)
+	quietServer(c, pid)
 	cpu0, self0 = processCPU(pid), processCPU(os.Getpid())
 	res, err = lean.Drain(ctx, lean.DrainOptions{Addr: addr, Topic: topic, Group: unique("LeanCG"), Want: int64(c.backlog)})
 	if err != nil {
@@ -69,8 +71,9 @@ func leanHeapDrainRow(c *config, r *results) error {
 	if _, err := lean.Send(ctx, lean.SendOptions{Addr: bp.addr, Topic: topic, Body: make([]byte, 1024), Count: c.backlog, InFlight: asyncWindow}); err != nil {
 		return fmt.Errorf("lean backlog: %w", err)
 	}
-	settle(c)
 	pid := bp.pid()
+	settle(c)
+	quietServer(c, pid)
 	cpu0, self0 := processCPU(pid), processCPU(os.Getpid())
 	res, err := lean.Drain(ctx, lean.DrainOptions{Addr: bp.addr, Topic: topic, Group: unique("LeanCG"), Want: int64(c.backlog)})
 	if err != nil {

@@ -11,7 +11,8 @@
 //
 // The broker rows run cmd/broker (built with go build, so run this from
 // bench/ or pass -broker) and this program again as "compare serve-nats", a
-// nats-server process, so that each server's CPU time can be read from /proc.
+// nats-server process, and as "compare serve-null", the null broker of the
+// client ceiling rows, so that each server's CPU time can be read from /proc.
 // Linux only.
 package main
 
@@ -46,6 +47,13 @@ type suite struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "serve-null" {
+		if err := serveNull(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "serve-null:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "serve-nats" {
 		if err := serveNATS(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "serve-nats:", err)

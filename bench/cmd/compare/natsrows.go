@@ -112,7 +112,7 @@ func newStream(js jetstream.JetStream) (jetstream.Stream, string, func(), error)
 // publishRows runs one publishing row against the clients: mode "async"
 // (PublishAsync, then wait for every ack; the clock includes the wait),
 // "ack" (Publish: each waits for its ack).
-func publishRow(c *config, clients []*natsClient, mode string, size int) (sample, error) {
+func publishRow(c *config, server int, clients []*natsClient, mode string, size int) (sample, error) {
 	_, subj, drop, err := newStream(clients[0].js)
 	if err != nil {
 		return sample{}, err
@@ -123,7 +123,7 @@ func publishRow(c *config, clients []*natsClient, mode string, size int) (sample
 	var smp sample
 	switch mode {
 	case "async":
-		smp, err = drive(c, len(clients), false, func(w int) (func() error, error) {
+		smp, err = drive(c, server, len(clients), false, func(w int) (func() error, error) {
 			js := clients[w].js
 			return func() error {
 				_, err := js.PublishAsync(subj, body, stallWait)
@@ -140,7 +140,7 @@ func publishRow(c *config, clients []*natsClient, mode string, size int) (sample
 			return nil
 		})
 	case "ack":
-		smp, err = drive(c, len(clients), true, func(w int) (func() error, error) {
+		smp, err = drive(c, server, len(clients), true, func(w int) (func() error, error) {
 			js := clients[w].js
 			return func() error {
 				_, err := js.Publish(ctx, subj, body)
@@ -182,7 +182,7 @@ func natsStoreRows(c *config, r *results, ns *server.Server, always bool) error 
 	defer closeAll()
 	if always {
 		for _, n := range []int{1, 16, 64} {
-			smp, err := publishRow(c, clients[:n], "ack", 1024)
+			smp, err := publishRow(c, 0, clients[:n], "ack", 1024)
 			if err != nil {
 				return err
 			}
@@ -193,7 +193,7 @@ func natsStoreRows(c *config, r *results, ns *server.Server, always bool) error 
 	}
 	for _, size := range []int{128, 1024} {
 		for _, n := range []int{1, 16} {
-			smp, err := publishRow(c, clients[:n], "async", size)
+			smp, err := publishRow(c, 0, clients[:n], "async", size)
 			if err != nil {
 				return err
 			}
@@ -202,7 +202,7 @@ func natsStoreRows(c *config, r *results, ns *server.Server, always bool) error 
 		}
 	}
 	for _, n := range []int{1, 16} {
-		smp, err := publishRow(c, clients[:n], "ack", 1024)
+		smp, err := publishRow(c, 0, clients[:n], "ack", 1024)
 		if err != nil {
 			return err
 		}
@@ -236,7 +236,7 @@ func fetchRow(c *config, r *results, cl *natsClient) error {
 	var cons jetstream.Consumer
 	read := c.getFill
 	var bytes int
-	smp, err := drive(c, 1, true, func(int) (func() error, error) {
+	smp, err := drive(c, 0, 1, true, func(int) (func() error, error) {
 		return func() error {
 			if read+32 > c.getFill {
 				if cons != nil {

@@ -205,7 +205,7 @@ func syncLatencyRow(c *config) (sample, error) {
 	}
 	block := buf[:4096]
 	off := int64(0)
-	s, err := drive(c, 1, true, func(int) (func() error, error) {
+	s, err := drive(c, 0, 1, true, func(int) (func() error, error) {
 		return func() error {
 			if _, err := syscall.Pwrite(fd, block, off); err != nil {
 				return err
@@ -227,6 +227,22 @@ func settle(c *config) {
 	deadline := time.Now().Add(c.settleMax)
 	for time.Now().Before(deadline) && dirtyBytes() > 32<<20 {
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// quietServer waits, up to twice c.settleMax, until the server process pid
+// uses under 5% of a core over a quarter of a second: a broker row must not
+// pay for the start-up work of a server (rocketstore faults in its first
+// CommitLog files in the background) or for the rows before it.
+func quietServer(c *config, pid int) {
+	const window = 250 * time.Millisecond
+	deadline := time.Now().Add(2 * c.settleMax)
+	for time.Now().Before(deadline) {
+		before := processCPU(pid)
+		time.Sleep(window)
+		if processCPU(pid)-before < 0.05*window.Seconds() {
+			return
+		}
 	}
 }
 

@@ -109,8 +109,12 @@ const warmOps = 20
 // drive runs workers goroutines, each calling its op until c.dur has passed,
 // then finish (if any), and returns how many ops were done, the wall time
 // up to the end of finish, and (when timed) every op's latency.
-// newOp makes one worker's op before the clock starts.
-func drive(c *config, workers int, timed bool, newOp func(w int) (func() error, error), finish func() error) (sample, error) {
+// newOp makes one worker's op before the clock starts. server, when not 0,
+// is the pid of the server process the ops talk to: drive waits for it to
+// be quiet before the warm-up, and the sample's CPU is then the server's
+// over the clock, its other number this process's (the clients') CPU per
+// million ops.
+func drive(c *config, server, workers int, timed bool, newOp func(w int) (func() error, error), finish func() error) (sample, error) {
 	ops := make([]func() error, workers)
 	for w := range workers {
 		op, err := newOp(w)
@@ -120,6 +124,9 @@ func drive(c *config, workers int, timed bool, newOp func(w int) (func() error, 
 		ops[w] = op
 	}
 	settle(c)
+	if server != 0 {
+		quietServer(c, server)
+	}
 	// A few ops per worker before the clock starts: connections, routes,
 	// first faults and allocations are not what the row measures.
 	var wg sync.WaitGroup
@@ -142,7 +149,7 @@ func drive(c *config, workers int, timed bool, newOp func(w int) (func() error, 
 	}
 	counts := make([]int64, workers)
 	lats := make([][]time.Duration, workers)
-	cpu0 := processCPU(os.Getpid())
+	cpu0, srv0 := processCPU(os.Getpid()), processCPU(server)
 	start := time.Now()
 	deadline := start.Add(c.dur)
 	for w := range workers {
@@ -181,11 +188,13 @@ func drive(c *config, workers int, timed bool, newOp func(w int) (func() error, 
 			return sample{}, err
 		}
 	}
-	// In-process rows charge the whole process (client and server); the
-	// broker rows replace this with the server process's time.
+	// In-process rows charge the whole process (client and server).
 	s := sample{secs: time.Since(start).Seconds(), cpu: processCPU(os.Getpid()) - cpu0}
 	for _, c := range counts {
 		s.ops += float64(c)
+	}
+	if server != 0 {
+		s.extra, s.cpu = s.cpuPerM(), processCPU(server)-srv0 // the clients', then the server's
 	}
 	if timed {
 		all := slices.Concat(lats...)

@@ -74,7 +74,7 @@ func storeSuite(c *config, r *results) error {
 			if err != nil {
 				return err
 			}
-			smp, err := drive(c, writers, true, func(w int) (func() error, error) {
+			smp, err := drive(c, 0, writers, true, func(w int) (func() error, error) {
 				p := newMsgMaker(topic, size, int32(w%8))
 				return func() error {
 					res, err := s.PutMessage(p.next())
@@ -119,7 +119,7 @@ func getRow(c *config, r *results, s *store.MessageStore) error {
 	}
 	off := int64(0)
 	var bytes int
-	smp, err := drive(c, 1, true, func(int) (func() error, error) {
+	smp, err := drive(c, 0, 1, true, func(int) (func() error, error) {
 		return func() error {
 			g := s.GetMessage("g", "GetTopic", 0, off, 32, nil)
 			if g.Status != store.Found || len(g.Messages) != 32 {
@@ -156,7 +156,7 @@ func syncRows(c *config, r *results) error {
 	for _, writers := range []int{1, 16, 64} {
 		syncs := s.Syncs()
 		topic := fmt.Sprintf("Sync%d", writers)
-		smp, err := drive(c, writers, true, func(w int) (func() error, error) {
+		smp, err := drive(c, 0, writers, true, func(w int) (func() error, error) {
 			p := newMsgMaker(topic, 1024, int32(w%8))
 			return func() error {
 				res, err := s.PutMessage(p.next())
