@@ -44,9 +44,12 @@ type Conn struct {
 	spare        []byte     // a free buffer for pend
 	// The writer's, while writing is set:
 	wbufs     net.Buffers // what it writes
+	wv        net.Buffers // wbufs as the write consumes it
 	wrels     []func()    // to call once written
 	wout      []byte      // the pend buffer it took, kept as spare after
 	wdeadline time.Time
+
+	spareReq *Request // the reading goroutine's, for the next request (see newRequest)
 
 	mu       sync.Mutex // guards the fields below
 	closed   bool
@@ -213,12 +216,13 @@ func (c *Conn) readLoop() {
 	br := c.ep.readBuffer(c.nc)
 	fr := NewFrameReader(br, c.ep.opts.MaxFrameSize)
 	fr.rawExt, fr.transient = c.ep.rawExt, c.ep.transient
+	idle := newIdleWaiter(c.nc)
 	var err error
 	for {
 		if !fr.frameBuffered() { // the next read may wait for the peer
 			c.readerFlush() // answers of inline processors go out first
-			if idle := c.ep.opts.IdleTimeout; idle > 0 {
-				if err = c.nc.SetReadDeadline(time.Now().Add(idle)); err != nil {
+			if t := c.ep.opts.IdleTimeout; t > 0 {
+				if err = c.nc.SetReadDeadline(time.Now().Add(t)); err != nil {
 					break
 				}
 			}
@@ -228,7 +232,7 @@ func (c *Conn) readLoop() {
 				// than its goroutine.
 				c.ep.readBuffers.Put(br)
 				var waited bool
-				waited, err = waitReadable(c.nc)
+				waited, err = idle.wait()
 				br = c.ep.readBuffer(c.nc)
 				fr.r = br
 				if err != nil && waited {
@@ -250,6 +254,8 @@ func (c *Conn) readLoop() {
 			c.deliver(cmd)
 		} else if c.dispatch(cmd) {
 			fr.recycle(cmd.ExtFields)
+		} else {
+			fr.keep(cmd) // running in its own goroutine, or deferred
 		}
 		fr.release() // a request read in place is done with
 	}
@@ -310,7 +316,7 @@ func (c *Conn) deliver(resp *Command) {
 // defer it): then its ext map may be reused.
 func (c *Conn) dispatch(cmd *Command) bool {
 	r := c.ep.processor(cmd.Code)
-	req := &Request{Command: cmd, Conn: c}
+	req := c.newRequest(cmd)
 	switch {
 	case c.ep.draining.Load() && !r.draining:
 		c.ep.refusedAt.Store(time.Now().UnixNano())
@@ -329,8 +335,15 @@ func (c *Conn) dispatch(cmd *Command) bool {
 		// Corked: the answer leaves with the others read together, at
 		// the latest when the loop finds no whole frame buffered.
 		c.respond(req, c.run(r.p, req), true)
-		return req.state.Load() == reqDone
+		if req.state.Load() != reqDone || req.deferred {
+			// Deferred (even if answered already): whoever answers
+			// may still hold it.
+			c.keepRequest(req)
+			return false
+		}
+		return true
 	}
+	c.keepRequest(req)
 	select {
 	case c.sem <- struct{}{}:
 	default:
@@ -346,6 +359,27 @@ func (c *Conn) dispatch(cmd *Command) bool {
 	c.ep.goroutines.add()
 	go c.process(r.p, req)
 	return false
+}
+
+// newRequest is the Request of cmd, read by the reading goroutine: the
+// connection's spare one when it has one (a request done with before the
+// next is read leaves it spare), else a new one.
+func (c *Conn) newRequest(cmd *Command) *Request {
+	req := c.spareReq
+	if req == nil {
+		req = new(Request)
+		c.spareReq = req
+	}
+	req.Command, req.Conn, req.deferred = cmd, c, false
+	req.state.Store(reqRunning)
+	return req
+}
+
+// keepRequest tells that req outlives the next read: it is not reused.
+func (c *Conn) keepRequest(req *Request) {
+	if req == c.spareReq {
+		c.spareReq = nil
+	}
 }
 
 func (c *Conn) answerInline(req *Request, resp *Command) {

@@ -120,7 +120,7 @@ func decodeFrame(frame []byte, rawExt bool) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeRest(st, frame[8:8+hlen], frame[8+hlen:], nil, rawExt, nil)
+	return decodeRest(st, frame[8:8+hlen], frame[8+hlen:], nil, rawExt, nil, nil)
 }
 
 // DecodeRawExt is Decode, leaving the ext fields raw as a server reads
@@ -146,8 +146,14 @@ func parseTypeAndHeaderLength(v uint32, length int) (SerializeType, int, error) 
 // empty map to decode the ext fields into. With rawExt the ext fields are
 // checked and left undecoded in c.rawExt; with spans too, a JSON ext
 // object's members are listed in *spans.
-func decodeRest(st SerializeType, header, body []byte, ext map[string]string, rawExt bool, spans *[]extMember) (*Command, error) {
-	c := &Command{SerializeType: st, ExtFields: ext}
+// into, when not nil, is the command to decode into (its old contents
+// are dropped) instead of a new one.
+func decodeRest(st SerializeType, header, body []byte, ext map[string]string, rawExt bool, spans *[]extMember, into *Command) (*Command, error) {
+	c := into
+	if c == nil {
+		c = &Command{}
+	}
+	*c = Command{SerializeType: st, ExtFields: ext}
 	var err error
 	if st == SerializeJSON {
 		err = decodeJSONHeader(header, c, rawExt, spans)
@@ -179,6 +185,10 @@ type FrameReader struct {
 	transient func(code int) bool
 	lent      int         // bytes of the frame read in place, to discard at release
 	spans     []extMember // the ext members of the frame read in place
+	// scratch is the command the requests read in place are decoded into,
+	// one after another, while each is done with when its inline
+	// processor returns (see keep).
+	scratch *Command
 }
 
 // NewFrameReader returns a reader of frames from r that refuses frames over
@@ -252,7 +262,7 @@ func (fr *FrameReader) decodeOwned(st SerializeType, buf []byte, hlen int) (*Com
 	}
 	ext := fr.spare
 	fr.spare = nil
-	cmd, err := decodeRest(st, buf[:hlen], buf[hlen:], ext, false, nil)
+	cmd, err := decodeRest(st, buf[:hlen], buf[hlen:], ext, false, nil, nil)
 	if err == nil && len(cmd.ExtFields) == 0 && cmd.ExtFields != nil && ext != nil {
 		cmd.ExtFields = nil // a header without ext fields reads as before
 		fr.spare = ext
@@ -269,7 +279,10 @@ func (fr *FrameReader) readInPlace(st SerializeType, hlen, rest int) (*Command, 
 		return nil, noEOF(err)
 	}
 	if code, ok := leadingCode(st, b[:hlen]); ok && fr.transient(code) {
-		cmd, err := decodeRest(st, b[:hlen], b[hlen:], nil, true, &fr.spans)
+		if fr.scratch == nil {
+			fr.scratch = new(Command)
+		}
+		cmd, err := decodeRest(st, b[:hlen], b[hlen:], nil, true, &fr.spans, fr.scratch)
 		if err != nil {
 			return nil, err
 		}
@@ -287,6 +300,14 @@ func (fr *FrameReader) readInPlace(st SerializeType, hlen, rest int) (*Command, 
 		return nil, err
 	}
 	return fr.decodeOwned(st, buf, hlen)
+}
+
+// keep tells the reader that cmd, which it returned, outlives the next
+// read: it is not decoded over.
+func (fr *FrameReader) keep(cmd *Command) {
+	if cmd == fr.scratch {
+		fr.scratch = nil
+	}
 }
 
 // release ends the loan of the frame read in place, if any: its bytes in
@@ -332,7 +353,7 @@ func leadingCode(st SerializeType, h []byte) (code int, ok bool) {
 // code whose ext fields stay raw. The code is known only once the whole
 // header is read: JSON keys come in any order.
 func (fr *FrameReader) decodeRaw(st SerializeType, header, body []byte) (*Command, error) {
-	cmd, err := decodeRest(st, header, body, nil, true, nil)
+	cmd, err := decodeRest(st, header, body, nil, true, nil, nil)
 	if err != nil || cmd.rawExt == nil || !cmd.IsResponse() && fr.rawExt(cmd.Code) {
 		return cmd, err
 	}

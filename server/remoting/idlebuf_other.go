@@ -4,5 +4,9 @@ package remoting
 
 import "net"
 
-// waitReadable cannot wait without reading here: the caller just reads.
-func waitReadable(net.Conn) (bool, error) { return false, nil }
+// idleWaiter cannot wait without reading here: the caller just reads.
+type idleWaiter struct{}
+
+func newIdleWaiter(net.Conn) *idleWaiter { return &idleWaiter{} }
+
+func (*idleWaiter) wait() (bool, error) { return false, nil }

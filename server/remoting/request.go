@@ -61,7 +61,8 @@ type Request struct {
 	// way to send it requests, and its close notification.
 	Conn *Conn
 
-	state atomic.Int32
+	state    atomic.Int32
+	deferred bool // Defer was called (set and read by the processor's goroutine)
 }
 
 // Defer tells the server that the processor will answer later with
@@ -69,6 +70,7 @@ type Request struct {
 // connection closing) the request counts as in flight: Server.Shutdown
 // waits for it.
 func (r *Request) Defer() {
+	r.deferred = true
 	if r.state.CompareAndSwap(reqRunning, reqDeferred) {
 		r.Conn.trackDeferred(r)
 	}

@@ -1,10 +1,14 @@
 package remoting
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"hash/crc32"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -84,4 +88,52 @@ func TestTransient_ReadInPlace(t *testing.T) {
 			require.Equal(t, strconv.FormatBool(want[i].inPlace), resp.Ext("lent"), "request %d", i)
 		}
 	}
+}
+
+// TestTransient_ServerAllocatesNothing: requests of a Transient code,
+// pipelined, are read, dispatched and answered without allocating (the
+// command and the Request are the connection's, reused while each request
+// is done with when its processor returns).
+func TestTransient_ServerAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	checkNoLeaks(t)
+	s := newServer(t, Options{})
+	resp := NewResponse(Success, "")
+	resp.ExtList = []string{"queueId", "1"}
+	s.RegisterWith(SendMessageV2, ProcessorFunc(func(context.Context, *Request) *Command {
+		resp.Flag, resp.Opaque = 0, 0
+		return resp
+	}), RegisterOptions{Inline: true, RawExt: true, Transient: true})
+	addr := startServer(t, s)
+	nc, _ := rawConn(t, addr)
+
+	frame, err := sendMessageV2Request(1024).AppendFrame(nil)
+	require.NoError(t, err)
+	const batch, rounds = 100, 20
+	frames := bytes.Repeat(frame, batch)
+	answers := make([]byte, 64<<10)
+	head := make([]byte, 4)
+	round := func() {
+		_, err := nc.Write(frames)
+		require.NoError(t, err)
+		for got := 0; got < batch; {
+			_, err := io.ReadFull(nc, head)
+			require.NoError(t, err)
+			_, err = io.ReadFull(nc, answers[:binary.BigEndian.Uint32(head)])
+			require.NoError(t, err)
+			got++
+		}
+	}
+	round() // buffers, pools, the first Request
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range rounds {
+		round()
+	}
+	runtime.ReadMemStats(&after)
+	perRequest := float64(after.Mallocs-before.Mallocs) / (batch * rounds)
+	t.Logf("%.3f allocations per request (the whole process)", perRequest)
+	require.Less(t, perRequest, 0.1)
 }

@@ -198,8 +198,9 @@ func (c *Conn) writeOut() error {
 	for _, b := range c.wbufs {
 		n += len(b)
 	}
-	bufs := c.wbufs // writeBuffers consumes its copy of the slice header
-	err := c.writeBuffers(&bufs, c.wdeadline)
+	c.wv = c.wbufs // writeBuffers consumes its copy of the slice header
+	err := c.writeBuffers(&c.wv, c.wdeadline)
+	c.wv = nil
 	clear(c.wbufs)
 	c.wbufs = c.wbufs[:0]
 	for i, r := range c.wrels {
