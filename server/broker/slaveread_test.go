@@ -50,6 +50,10 @@ func TestBroker_SlaveReadEnable_PullsOnASlave(t *testing.T) {
 		resp := pullOnce(t, c, b.Addr(), topic, 0, 32)
 		require.Equal(t, remoting.Success, resp.Code, resp.Remark)
 		require.NotEmpty(t, resp.Body)
+		// The group's brokerId (0), on the slave too: a standalone Apache 5
+		// broker's getMinBrokerIdInGroup is its own id, so its "slave
+		// redirect pullRequest to master" never applies.
+		require.Equal(t, "0", resp.Ext("suggestWhichBrokerId"))
 	}
 	resp := pullOnce(t, c, slaves[false].Addr(), topic, 0, 32)
 	require.Equal(t, remoting.SystemBusy, resp.Code, resp.Remark)
