@@ -124,26 +124,35 @@ func TestE2E_ConsumeFromSlaveAfterMasterKilled(t *testing.T) {
 	}, true)
 }
 
-// masterChild is an ASYNC_MASTER cmd/broker process of brokerName
-// broker-ha registered with the test's name server.
+// masterChild is a master cmd/broker process registered with the test's
+// name server: an ASYNC_MASTER of brokerName broker-ha unless name and
+// conf say otherwise.
 type masterChild struct {
 	bin, dir, nsAddr, addr string
 	haPort                 int
+	name                   string // brokerName; "" is broker-ha
+	conf                   string // broker.conf lines; "" is brokerRole=ASYNC_MASTER
 	cmd                    *exec.Cmd
 }
 
 func (m *masterChild) start(t *testing.T, s *system) {
 	t.Helper()
+	if m.name == "" {
+		m.name = "broker-ha"
+	}
+	if m.conf == "" {
+		m.conf = "brokerRole=ASYNC_MASTER\n"
+	}
 	conf := filepath.Join(m.dir, "broker.conf")
 	require.NoError(t, os.WriteFile(conf, []byte(fmt.Sprintf(
-		"brokerName=broker-ha\nbrokerRole=ASYNC_MASTER\nhaListenPort=%d\n", m.haPort)), 0o644))
+		"brokerName=%s\nhaListenPort=%d\n%s", m.name, m.haPort, m.conf)), 0o644))
 	m.cmd = exec.Command(m.bin, "-n", m.nsAddr, "-listen", m.addr, "-store.dir", filepath.Join(m.dir, "store"), "-c", conf)
 	if testing.Verbose() {
 		m.cmd.Stderr = os.Stderr
 	}
 	require.NoError(t, m.cmd.Start())
 	require.Eventually(t, func() bool {
-		bd, ok := s.ns.Routes().ClusterInfo().BrokerAddrTable["broker-ha"]
+		bd, ok := s.ns.Routes().ClusterInfo().BrokerAddrTable[m.name]
 		return ok && bd.BrokerAddrs[0] == m.addr
 	}, 30*time.Second, 20*time.Millisecond, "the master process did not register")
 }
@@ -172,6 +181,9 @@ func freePortOf(t *testing.T) int {
 func consumeAcrossMasterLoss(t *testing.T, s *system, brokerName string, m haMaster, killed bool) {
 	so := s.opts
 	so.BrokerName, so.BrokerRole, so.BrokerID = brokerName, ha.RoleSlave, 1
+	// Consumers read from a slave only with slaveReadEnable, as in Apache
+	// RocketMQ 5 (without it the slave answers pulls with SYSTEM_BUSY).
+	so.SlaveReadEnable = true
 	so.ListenAddr, so.StoreDir = "127.0.0.1:0", t.TempDir()
 	so.SlaveSyncInterval = 200 * time.Millisecond
 	slave, err := broker.New(so)

@@ -32,7 +32,10 @@ type Master struct {
 	// acked is the highest offset any slave acknowledged
 	// (push2SlaveMaxOffset).
 	acked atomic.Int64
-	group groupTransfer
+	// quorum is, under InSyncReplicas N ≥ 2, the highest offset that N-1
+	// slaves connected at one time had acknowledged; puts wait on it.
+	quorum atomic.Int64
+	group  groupTransfer
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -164,27 +167,92 @@ func (m *Master) wakeWriters() {
 	}
 }
 
-// onAck records a slave's acknowledged offset and answers the puts it
-// covers (notifyTransferSome).
+// onAck records a slave's acknowledged offset (its conn's ack already
+// holds it) and answers the puts it covers (notifyTransferSome).
 func (m *Master) onAck(off int64) {
-	for {
-		cur := m.acked.Load()
-		if off <= cur {
-			return
+	raised := raiseTo(&m.acked, off)
+	if k := m.slaveAcksNeeded(); k > 0 {
+		if raiseTo(&m.quorum, m.ackedBy(k)) {
+			m.group.answer(m.quorum.Load())
 		}
-		if m.acked.CompareAndSwap(cur, off) {
-			m.group.answer(off)
-			return
+		return
+	}
+	if raised {
+		m.group.answer(off)
+	}
+}
+
+// raiseTo sets v to off if off is higher, and reports whether it did.
+func raiseTo(v *atomic.Int64, off int64) bool {
+	for {
+		cur := v.Load()
+		if off <= cur {
+			return false
+		}
+		if v.CompareAndSwap(cur, off) {
+			return true
 		}
 	}
 }
 
-// WaitReplica holds a SYNC_MASTER's put that ended at end until a slave
-// acknowledged end (PutOK), or SlaveTimeout passed (FlushSlaveTimeout). With
-// no slave connected, or the slave MaxGapNotInSync or more behind, it
-// answers SlaveNotAvailable at once (isSlaveOK). It implements
+// slaveAcksNeeded is how many slaves a put must wait for under an explicit
+// InSyncReplicas of 2 or more (the master is one of the replicas), else 0.
+func (m *Master) slaveAcksNeeded() int { return max(m.opts.InSyncReplicas-1, 0) }
+
+// ackedBy is the highest offset that at least k of the connected slaves
+// have acknowledged, -1 if fewer than k have reported (GroupTransferService
+// counts, for each waiting put, the connections whose ack covers it).
+func (m *Master) ackedBy(k int) int64 {
+	conns := *m.conns.Load()
+	best := int64(-1)
+	for _, c := range conns {
+		a := c.ack.Load()
+		if a <= best {
+			continue
+		}
+		n := 0
+		for _, d := range conns {
+			if d.ack.Load() >= a {
+				n++
+			}
+		}
+		if n >= k {
+			best = a
+		}
+	}
+	return best
+}
+
+// waitRule says, for the log, what a SYNC_MASTER's put waits for.
+func (m *Master) waitRule() string {
+	switch k := m.slaveAcksNeeded(); {
+	case m.opts.InSyncReplicas == 1:
+		return "no slave (inSyncReplicas=1, as Apache RocketMQ 5)"
+	case k > 0:
+		return fmt.Sprintf("%d slave(s) to acknowledge, up to slaveTimeout (inSyncReplicas as Apache RocketMQ 5)", k)
+	default:
+		return "one slave to acknowledge, up to slaveTimeout; none in sync: SLAVE_NOT_AVAILABLE (inSyncReplicas unset: RocketMQ 4.x)"
+	}
+}
+
+// WaitReplica holds a SYNC_MASTER's put that ended at end as InSyncReplicas
+// says. Unset (RocketMQ 4.x): until a slave acknowledged end (PutOK), or
+// SlaveTimeout passed (FlushSlaveTimeout); with no slave connected, or the
+// slave MaxGapNotInSync or more behind, SlaveNotAvailable at once
+// (isSlaveOK). 1: PutOK at once. N ≥ 2 (Apache RocketMQ 5): until N-1
+// connected slaves acknowledged end, else FlushSlaveTimeout. It implements
 // store.ReplicaWaiter.
 func (m *Master) WaitReplica(end int64) store.PutStatus {
+	switch {
+	case m.opts.InSyncReplicas == 1:
+		return store.PutOK
+	case m.opts.InSyncReplicas >= 2:
+		if m.quorum.Load() >= end {
+			return store.PutOK
+		}
+		m.wakeWriters()
+		return m.group.wait(end, &m.quorum)
+	}
 	if m.acked.Load() >= end {
 		return store.PutOK
 	}

@@ -37,6 +37,18 @@ type Options struct {
 	MaxGapNotInSync int64
 	// SlaveTimeout bounds a SYNC_MASTER put's wait for its slave; 0 means 3 s.
 	SlaveTimeout time.Duration
+	// InSyncReplicas is how many copies a SYNC_MASTER's put must be on,
+	// the master counted, before it is acknowledged (inSyncReplicas, as
+	// Apache RocketMQ 5 reads it); an ASYNC_MASTER ignores it.
+	//   - 0, unset, keeps RocketMQ 4.x's SYNC_MASTER: a put waits for one
+	//     slave, SlaveNotAvailable at once when none is connected or it is
+	//     MaxGapNotInSync behind (nothing acknowledged is only on the master).
+	//   - 1 acknowledges a put without waiting for any slave (Apache 5's
+	//     default; a broker.conf's inSyncReplicas=0 means the same).
+	//   - N ≥ 2 waits until N-1 connected slaves have acknowledged the put's
+	//     end, up to SlaveTimeout, else FlushSlaveTimeout; Apache 5 answers
+	//     no SlaveNotAvailable here, so neither do we.
+	InSyncReplicas int
 	// Logger receives connection changes; nil discards.
 	Logger *slog.Logger
 }
@@ -83,6 +95,9 @@ func (o Options) validate() error {
 	}
 	if o.TransferBatchSize < 0 || o.TransferBatchSize > maxFrameBody {
 		errs = append(errs, fmt.Errorf("TransferBatchSize %d is outside 1..%d", o.TransferBatchSize, maxFrameBody))
+	}
+	if o.InSyncReplicas < 0 {
+		errs = append(errs, fmt.Errorf("InSyncReplicas %d is negative", o.InSyncReplicas))
 	}
 	if o.MaxGapNotInSync < 0 {
 		errs = append(errs, fmt.Errorf("MaxGapNotInSync %d is negative", o.MaxGapNotInSync))

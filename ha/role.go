@@ -15,7 +15,8 @@ type Role int
 const (
 	// RoleAsyncMaster serves slaves; puts do not wait for them (ASYNC_MASTER, the default).
 	RoleAsyncMaster Role = iota
-	// RoleSyncMaster serves slaves; a put waits until a slave has it (SYNC_MASTER).
+	// RoleSyncMaster serves slaves; a put waits until a slave has it, or
+	// as many as Options.InSyncReplicas asks (SYNC_MASTER).
 	RoleSyncMaster
 	// RoleSlave follows a master (SLAVE).
 	RoleSlave
@@ -77,6 +78,7 @@ func Start(st *store.MessageStore, cfg Config) (*Service, error) {
 		}
 		if cfg.Role == RoleSyncMaster {
 			st.SetReplicaWaiter(s.master)
+			s.master.log.Info("ha: SYNC_MASTER: puts wait for "+s.master.waitRule(), "inSyncReplicas", cfg.InSyncReplicas)
 		}
 	case RoleSlave:
 		if s.slave, err = NewSlave(st, cfg.MasterAddress, cfg.Options); err != nil {

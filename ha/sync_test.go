@@ -150,3 +150,104 @@ func TestSyncMaster_WaitFalse_DoesNotWait(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, store.PutOK, res.Status)
 }
+
+// inSyncMaster is a SYNC_MASTER of a new store whose puts wait as
+// inSyncReplicas n says, giving up after timeout.
+func inSyncMaster(t *testing.T, n int, timeout time.Duration) (*store.MessageStore, *Master) {
+	t.Helper()
+	ms := openStore(t, t.TempDir())
+	opts := fastOptions(nil)
+	opts.InSyncReplicas, opts.SlaveTimeout = n, timeout
+	svc, err := Start(ms, Config{Role: RoleSyncMaster, ListenAddr: "127.0.0.1:0", Options: opts})
+	require.NoError(t, err)
+	t.Cleanup(func() { svc.Close() })
+	return ms, svc.Master()
+}
+
+func TestSyncMaster_InSyncReplicas1_DoesNotWaitForASlave(t *testing.T) {
+	ms, m := inSyncMaster(t, 1, 10*time.Second)
+	res, took := putStatus(t, ms, 0)
+	require.Equal(t, store.PutOK, res.Status, "inSyncReplicas=1, no slave: the master is the one replica")
+	require.Less(t, took, time.Second)
+
+	silentSlave(t, m.Addr().String(), 0) // connected, acknowledges nothing
+	waitFor(t, 5*time.Second, "the slave", func() bool { return m.Slaves() == 1 })
+	res, took = putStatus(t, ms, 1)
+	require.Equal(t, store.PutOK, res.Status, "inSyncReplicas=1: the slave's ack is not waited for")
+	require.Less(t, took, time.Second)
+	require.Less(t, m.AckedOffset(), res.WroteOffset+int64(res.WroteBytes))
+}
+
+func TestSyncMaster_InSyncReplicas2_NoSlave_FlushSlaveTimeout(t *testing.T) {
+	ms, m := inSyncMaster(t, 2, 300*time.Millisecond)
+	res, took := putStatus(t, ms, 0)
+	require.Equal(t, store.FlushSlaveTimeout, res.Status, "Apache 5 waits out slaveTimeout, no SLAVE_NOT_AVAILABLE")
+	require.GreaterOrEqual(t, took, 300*time.Millisecond)
+
+	ss := openStore(t, t.TempDir())
+	startSlave(t, ss, m.Addr().String(), fastOptions(nil))
+	waitCaughtUp(t, ms, ss)
+	res, _ = putStatus(t, ms, 1)
+	require.Equal(t, store.PutOK, res.Status)
+	require.GreaterOrEqual(t, ss.ReplicaOffset(), res.WroteOffset+int64(res.WroteBytes), "acknowledged: on the slave")
+}
+
+// putTo puts message i and sends its result to done.
+func putTo(t *testing.T, ms *store.MessageStore, i int, done chan<- store.PutResult) {
+	res, err := ms.PutMessage(testMessage(i))
+	if err != nil {
+		t.Error(err)
+	}
+	done <- res
+}
+
+func TestSyncMaster_InSyncReplicas3_WaitsForTwoSlaves(t *testing.T) {
+	ms, m := inSyncMaster(t, 3, 10*time.Second)
+	a := silentSlave(t, m.Addr().String(), 0)
+	b := silentSlave(t, m.Addr().String(), 0)
+	waitFor(t, 5*time.Second, "two slaves", func() bool { return m.Slaves() == 2 })
+
+	done := make(chan store.PutResult, 1)
+	go putTo(t, ms, 0, done)
+	waitFor(t, 5*time.Second, "the put to wait", func() bool { return m.group.pending() == 1 })
+	end := ms.MaxPhyOffset()
+	writeReport(t, a, end)
+	waitFor(t, 5*time.Second, "the first slave's ack", func() bool { return m.AckedOffset() >= end })
+	require.Equal(t, 1, m.group.pending(), "one slave of two: still waiting")
+	require.Less(t, m.quorum.Load(), end)
+	writeReport(t, b, end)
+	select {
+	case res := <-done:
+		require.Equal(t, store.PutOK, res.Status)
+	case <-time.After(5 * time.Second):
+		t.Fatal("two slaves acknowledged and the put still waits")
+	}
+
+	// One slave gone: the one left cannot make two acks.
+	require.NoError(t, b.Close())
+	waitFor(t, 5*time.Second, "the slave to go", func() bool { return m.Slaves() == 1 })
+	m.group.timeout = 300 * time.Millisecond // read only by puts; none runs now
+	go putTo(t, ms, 1, done)
+	waitFor(t, 5*time.Second, "the put to wait", func() bool { return m.group.pending() == 1 })
+	writeReport(t, a, ms.MaxPhyOffset())
+	require.Equal(t, store.FlushSlaveTimeout, (<-done).Status)
+}
+
+func TestMaster_AckedBy(t *testing.T) {
+	m := &Master{}
+	var conns []*conn
+	for _, ack := range []int64{300, -1, 100, 200} {
+		c := &conn{}
+		c.ack.Store(ack)
+		conns = append(conns, c)
+	}
+	m.conns.Store(&conns)
+	for k, want := range map[int]int64{1: 300, 2: 200, 3: 100, 4: -1} {
+		require.Equal(t, want, m.ackedBy(k), "k=%d", k)
+	}
+}
+
+func TestOptions_NegativeInSyncReplicas(t *testing.T) {
+	_, err := NewMaster(openStore(t, t.TempDir()), "127.0.0.1:0", Options{InSyncReplicas: -1})
+	require.ErrorContains(t, err, "InSyncReplicas")
+}

@@ -107,6 +107,21 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.HA.MaxGapNotInSync = num(k, v)
 		case "haReconnectInterval": // ours: a slave's wait before it connects again (RocketMQ: 5 s, fixed)
 			o.HA.ReconnectInterval = time.Duration(num(k, v)) * time.Millisecond
+		case "inSyncReplicas":
+			switch n := num(k, v); {
+			case n < 0:
+				errs = append(errs, fmt.Errorf("inSyncReplicas=%q: want 1 (no slave waited for) or more", v))
+			case n == 0: // Apache 5 waits for no slave at 0 as at 1; 0 in ha.Options means unset
+				o.HA.InSyncReplicas = 1
+			default:
+				o.HA.InSyncReplicas = int(n)
+			}
+		case "minInSyncReplicas":
+			num(k, v) // checked, not applied: see inertKeys
+			unknown = append(unknown, k)
+		case "enableAutoInSyncReplicas":
+			boolean(k, v)
+			unknown = append(unknown, k)
 		case "slaveTimeout":
 			o.HA.SlaveTimeout = time.Duration(num(k, v)) * time.Millisecond
 		case "mappedFileSizeCommitLog":
@@ -176,6 +191,14 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 		}
 	}
 	return unknown, errors.Join(errs...)
+}
+
+// inertKeys are broker.conf keys Apache RocketMQ 5 reads but applies only
+// in modes rocketstore does not have; they are checked and not applied, as
+// Apache 5 does not apply them outside those modes.
+var inertKeys = map[string]string{
+	"minInSyncReplicas":        "Apache RocketMQ 5 applies it only with enableSlaveActingMaster or enableControllerMode, which rocketstore does not have",
+	"enableAutoInSyncReplicas": "Apache RocketMQ 5 applies it only with enableSlaveActingMaster, which rocketstore does not have",
 }
 
 // splitAddrs splits RocketMQ's "host:port;host:port" name server list.

@@ -108,6 +108,29 @@ accessMessageInMemoryMaxRatio=30
 	require.Equal(t, 250*time.Millisecond, o.HA.ReconnectInterval)
 	require.True(t, o.SlaveReadEnable)
 	require.Equal(t, 30, o.Store.AccessMessageInMemoryMaxRatio)
+	for v, want := range map[string]int{"0": 1, "1": 1, "3": 3} { // 0 and 1: no wait, as Apache 5
+		props, err := parseProperties(strings.NewReader("brokerRole=SYNC_MASTER\ninSyncReplicas=" + v))
+		require.NoError(t, err)
+		var o broker.Options
+		_, err = applyProperties(&o, props)
+		require.NoError(t, err)
+		require.Equal(t, want, o.HA.InSyncReplicas, "inSyncReplicas=%s", v)
+	}
+	var unset broker.Options
+	_, err = applyProperties(&unset, map[string]string{"brokerRole": "SYNC_MASTER"})
+	require.NoError(t, err)
+	require.Zero(t, unset.HA.InSyncReplicas, "unset: RocketMQ 4.x's wait for one slave")
+	_, err = applyProperties(&unset, map[string]string{"inSyncReplicas": "-1"})
+	require.ErrorContains(t, err, "inSyncReplicas")
+	inert, err := applyProperties(&unset, map[string]string{"minInSyncReplicas": "2", "enableAutoInSyncReplicas": "true"})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"minInSyncReplicas", "enableAutoInSyncReplicas"}, inert, "checked, not applied")
+	for _, k := range inert {
+		require.Contains(t, inertKeys, k)
+	}
+	_, err = applyProperties(&unset, map[string]string{"minInSyncReplicas": "two", "enableAutoInSyncReplicas": "yes please"})
+	require.ErrorContains(t, err, "minInSyncReplicas")
+	require.ErrorContains(t, err, "enableAutoInSyncReplicas")
 	for _, role := range []string{"ASYNC_MASTER", "SYNC_MASTER"} {
 		props, err := parseProperties(strings.NewReader("brokerRole=" + role))
 		require.NoError(t, err)

@@ -33,7 +33,7 @@ func startBroker(t *testing.T, o Options) *Broker {
 	o.ListenAddr, o.NoVIPChannel, o.StoreDir = "127.0.0.1:0", true, t.TempDir()
 	o.Store.CommitLogFileSize = 1 << 20
 	o.RegisterInterval = 100 * time.Millisecond
-	o.HA = ha.Options{HeartbeatInterval: 100 * time.Millisecond, ReconnectInterval: 50 * time.Millisecond}
+	o.HA.HeartbeatInterval, o.HA.ReconnectInterval = 100*time.Millisecond, 50*time.Millisecond
 	b, err := New(o)
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Shutdown(context.Background()) })

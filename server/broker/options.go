@@ -110,8 +110,10 @@ type Options struct {
 	// a master then tells a consumer far behind (more than
 	// accessMessageInMemoryMaxRatio of memory) to pull from its group's
 	// whichBrokerWhenConsumeSlowly, and others from the group's brokerId.
-	// Off, every pull answer suggests the master. A slave serves pulls
-	// either way, as RocketMQ 4.x does.
+	// Off, every pull answer suggests the master, and a slave answers pulls
+	// and lite pulls with SYSTEM_BUSY, as Apache RocketMQ 5 does (4.x served
+	// them): a slave that consumers read from, when its master is gone
+	// too, needs it on.
 	SlaveReadEnable bool
 	// HA tunes replication (haSendHeartbeatInterval, haHousekeepingInterval,
 	// haTransferBatchSize, haMaxGapNotInSync, slaveTimeout).

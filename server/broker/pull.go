@@ -63,8 +63,25 @@ func parsePull(req *remoting.Request) (*pullRequest, error) {
 	return p, h.err
 }
 
+// rejectRemark is the remark of the SYSTEM_BUSY answer RocketMQ's remoting
+// layer gives a request its processor rejects (NettyRemotingAbstract).
+const rejectRemark = "[REJECTREQUEST]system busy, start flow control for a while"
+
+// rejectPull answers a pull or lite pull to a slave without slaveReadEnable
+// with SYSTEM_BUSY, as Apache RocketMQ 5's PullMessageProcessor.rejectRequest
+// (4.x served it); nil lets the pull go on.
+func (b *Broker) rejectPull() *remoting.Command {
+	if b.opts.BrokerRole == ha.RoleSlave && !b.opts.SlaveReadEnable {
+		return remoting.NewResponse(remoting.SystemBusy, rejectRemark)
+	}
+	return nil
+}
+
 // processPull handles PULL_MESSAGE (11), as RocketMQ's PullMessageProcessor.
 func (b *Broker) processPull(_ context.Context, req *remoting.Request) *remoting.Command {
+	if resp := b.rejectPull(); resp != nil {
+		return resp
+	}
 	p, err := parsePull(req)
 	if err != nil {
 		return errResponse(remoting.SystemError, "bad pull header: %v", err)
