@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketstore/rocketstore/ha"
@@ -99,5 +100,47 @@ func TestBroker_SyncMasterWithoutSlave_InSyncReplicas(t *testing.T) {
 			require.Less(t, took, 2*time.Second, "answered without waiting for a slave")
 		}
 		require.Equal(t, int64(1), b.Store().GetMaxOffsetInQueue("SyncTopic", 0), "inSyncReplicas=%d: stored", tc.inSync)
+	}
+}
+
+// TestBroker_SyncMasterSendDoesNotStallItsConnection: a send waiting for a
+// SYNC_MASTER's slave does not hold up the requests behind it on its
+// connection (a heartbeat is answered at once; the send when it times
+// out), as RocketMQ answers a put's future when the slave acknowledges
+// while the connection goes on being read.
+func TestBroker_SyncMasterSendDoesNotStallItsConnection(t *testing.T) {
+	o := Options{BrokerRole: ha.RoleSyncMaster, HAListenPort: freePort(t)}
+	o.HA.InSyncReplicas, o.HA.SlaveTimeout = 2, 2*time.Second // no slave: every send waits 2 s
+	b := startBroker(t, o)
+	c, err := remoting.NewClient(remoting.Options{})
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := c.Conn(ctx, b.Addr())
+	require.NoError(t, err)
+	ext := map[string]string{"a": "PG", "b": "SyncStall", "c": "TBW102", "d": "4", "e": "0", "f": "0",
+		"g": "1700000000000", "h": "0", "i": "", "j": "0", "k": "false", "m": "false"}
+	sent := make(chan *remoting.Command, 1)
+	start := time.Now()
+	require.NoError(t, conn.InvokeAsync(ctx, remoting.NewRequest(remoting.SendMessageV2, ext, []byte("waits")),
+		func(resp *remoting.Command, err error) {
+			assert.NoError(t, err)
+			sent <- resp
+		}))
+	// The heartbeat goes out behind the send on the same connection.
+	require.Eventually(t, func() bool { return b.Store().GetMaxOffsetInQueue("SyncStall", 0) == 1 },
+		5*time.Second, time.Millisecond, "the send was not stored")
+	hb := remoting.NewRequest(remoting.HeartBeat, nil, []byte(`{"clientID":"stall","producerDataSet":[],"consumerDataSet":[]}`))
+	resp, err := conn.Invoke(ctx, hb)
+	require.NoError(t, err)
+	require.Equal(t, remoting.Success, resp.Code, resp.Remark)
+	require.Less(t, time.Since(start), time.Second, "the heartbeat waited behind the send")
+	select {
+	case resp := <-sent:
+		require.Equal(t, remoting.FlushSlaveTimeout, resp.Code, resp.Remark)
+		require.GreaterOrEqual(t, time.Since(start), 2*time.Second)
+	case <-ctx.Done():
+		t.Fatal("the send was not answered")
 	}
 }
