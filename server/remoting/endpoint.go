@@ -126,9 +126,48 @@ type endpoint struct {
 	inflight   tracker      // requests received and not yet answered
 }
 
+// processorTable is what the endpoint runs for each request code: the
+// codes below denseCodes (all of RocketMQ's but a few) in an array, read
+// for every frame without hashing, the others in a map.
 type processorTable struct {
+	dense  [denseCodes]registered
 	byCode map[int]registered
 	def    registered
+}
+
+// denseCodes bounds the request codes kept in processorTable.dense.
+const denseCodes = 1024
+
+// set sets code's processor; p nil removes it.
+func (t *processorTable) set(code int, r registered) {
+	if code >= 0 && code < denseCodes {
+		t.dense[code] = r
+		return
+	}
+	if r.p == nil {
+		delete(t.byCode, code)
+		return
+	}
+	t.byCode[code] = r
+}
+
+// get is code's processor, and whether one is registered.
+func (t *processorTable) get(code int) (registered, bool) {
+	if code >= 0 && code < denseCodes {
+		r := t.dense[code]
+		return r, r.p != nil
+	}
+	r, ok := t.byCode[code]
+	return r, ok
+}
+
+// clone copies t for a change.
+func (t *processorTable) clone() *processorTable {
+	c := &processorTable{dense: t.dense, byCode: make(map[int]registered, len(t.byCode)+1), def: t.def}
+	for k, v := range t.byCode {
+		c.byCode[k] = v
+	}
+	return c
 }
 
 // registered is a processor and how it runs.
@@ -157,20 +196,13 @@ func newEndpoint(opts Options) (*endpoint, error) {
 func (ep *endpoint) register(code int, isDefault bool, p Processor, o RegisterOptions) {
 	ep.regMu.Lock()
 	defer ep.regMu.Unlock()
-	old := ep.processors.Load()
-	t := &processorTable{byCode: make(map[int]registered, len(old.byCode)+1), def: old.def}
-	for k, v := range old.byCode {
-		t.byCode[k] = v
-	}
+	t := ep.processors.Load().clone()
 	r := registered{p: p, inline: o.Inline && p != nil, rawExt: o.RawExt && p != nil}
 	r.transient = o.Transient && r.inline && r.rawExt
-	switch {
-	case isDefault:
+	if isDefault {
 		t.def = r
-	case p == nil:
-		delete(t.byCode, code)
-	default:
-		t.byCode[code] = r
+	} else {
+		t.set(code, r)
 	}
 	ep.processors.Store(t)
 }
@@ -181,23 +213,20 @@ func (ep *endpoint) serveWhileDraining(code int) {
 	ep.regMu.Lock()
 	defer ep.regMu.Unlock()
 	old := ep.processors.Load()
-	r, ok := old.byCode[code]
+	r, ok := old.get(code)
 	if !ok {
 		return
 	}
-	t := &processorTable{byCode: make(map[int]registered, len(old.byCode)), def: old.def}
-	for k, v := range old.byCode {
-		t.byCode[k] = v
-	}
+	t := old.clone()
 	r.draining = true
-	t.byCode[code] = r
+	t.set(code, r)
 	ep.processors.Store(t)
 }
 
 // processor returns the processor of code; its p is nil when there is none.
 func (ep *endpoint) processor(code int) registered {
 	t := ep.processors.Load()
-	if r, ok := t.byCode[code]; ok {
+	if r, ok := t.get(code); ok {
 		return r
 	}
 	return t.def

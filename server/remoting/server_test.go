@@ -76,6 +76,34 @@ func TestServer_UnknownCode(t *testing.T) {
 	require.Equal(t, SystemBusy, resp.Code)
 }
 
+// TestServer_CodesInAndBeyondTheDenseTable: codes below and above
+// denseCodes, and negative ones, are registered, served, removed and fall
+// back to the default alike.
+func TestServer_CodesInAndBeyondTheDenseTable(t *testing.T) {
+	checkNoLeaks(t)
+	s := newServer(t, Options{})
+	addr := startServer(t, s)
+	c := newClient(t, Options{})
+	codes := []int{0, 310, denseCodes - 1, denseCodes, 4000, -7}
+	for _, code := range codes {
+		s.RegisterFunc(code, func(context.Context, *Request) *Command {
+			return NewResponse(Success, fmt.Sprint("served ", code))
+		})
+	}
+	s.RegisterDefault(ProcessorFunc(func(context.Context, *Request) *Command { return NewResponse(SystemBusy, "default") }))
+	for _, code := range codes {
+		resp, err := c.Invoke(timeoutCtx(t), addr, NewRequest(code, nil, nil))
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprint("served ", code), resp.Remark)
+	}
+	for _, code := range codes {
+		s.Register(code, nil)
+		resp, err := c.Invoke(timeoutCtx(t), addr, NewRequest(code, nil, nil))
+		require.NoError(t, err)
+		require.Equal(t, SystemBusy, resp.Code, "code %d after removal", code)
+	}
+}
+
 func TestServer_PanickingProcessor_AnswersSystemError(t *testing.T) {
 	checkNoLeaks(t)
 	logs := &logRecorder{}
