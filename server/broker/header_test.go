@@ -3,10 +3,13 @@ package broker
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocketstore/rocketstore/server/broker/meta"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -37,7 +40,7 @@ func TestSendHeader_V2ReadsByLongNames(t *testing.T) {
 			t.Run(tc.name+"/"+st.String(), func(t *testing.T) {
 				c := rawSendRequest(t, tc.code, tc.ext, st)
 				require.True(t, c.HasRawExt())
-				h, props, err := decodeSendHeader(c, nil)
+				h, props, err := decodeSendHeader(c, nil, nil)
 				require.NoError(t, err)
 				require.Equal(t, "T", h.topic)
 				require.Equal(t, int32(3), h.queueID)
@@ -62,7 +65,7 @@ func TestSendHeader_Errors(t *testing.T) {
 		{map[string]string{"a": "G", "b": "T", "e": "1", "f": "4294967296"}, "header field sysFlag=4294967296 is out of range"},
 		{map[string]string{"a": "G", "b": "T", "e": "1", "g": "1.5"}, `header field bornTimestamp="1.5" is not an integer`},
 	} {
-		_, _, err := decodeSendHeader(rawSendRequest(t, remoting.SendMessageV2, tc.ext, remoting.SerializeJSON), nil)
+		_, _, err := decodeSendHeader(rawSendRequest(t, remoting.SendMessageV2, tc.ext, remoting.SerializeJSON), nil, nil)
 		require.EqualError(t, err, tc.want)
 	}
 }
@@ -115,7 +118,7 @@ func FuzzDecodeSendHeader(f *testing.F) {
 			return
 		}
 		want, wantProps, werr := referenceSendHeader(mc)
-		got, gotProps, gerr := decodeSendHeader(rc, nil)
+		got, gotProps, gerr := decodeSendHeader(rc, nil, nil)
 		if werr != nil || gerr != nil {
 			require.Equal(t, fmt.Sprint(werr), fmt.Sprint(gerr))
 			return
@@ -124,4 +127,24 @@ func FuzzDecodeSendHeader(f *testing.F) {
 		require.Equal(t, want, got)
 		require.Equal(t, string(wantProps), string(gotProps))
 	})
+}
+
+// TestSendHeader_KnownTopicMakesNoString: a send to a topic the broker
+// has is decoded without allocating (the name is the table's string).
+func TestSendHeader_KnownTopicMakesNoString(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	topics, err := meta.OpenTopics(filepath.Join(t.TempDir(), "topics.json"), meta.TopicsOptions{})
+	require.NoError(t, err)
+	require.NoError(t, topics.Update(protocol.TopicConfig{TopicName: "KnownTopic", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}))
+	c := rawSendRequest(t, remoting.SendMessageV2, map[string]string{"a": "G", "b": "KnownTopic", "e": "3", "i": "A\x01b\x02"}, remoting.SerializeJSON)
+	props := make([]byte, 0, 512)
+	var h sendRequestHeader
+	allocs := testing.AllocsPerRun(100, func() {
+		h, _, err = decodeSendHeader(c, props, topics)
+	})
+	require.NoError(t, err)
+	require.Equal(t, "KnownTopic", h.topic)
+	require.Zero(t, allocs)
 }

@@ -28,7 +28,7 @@ func (b *Broker) processSend(_ context.Context, req *remoting.Request) *remoting
 		return resp
 	}
 	var propsBuf [512]byte
-	h, props, err := decodeSendHeader(req.Command, propsBuf[:0])
+	h, props, err := decodeSendHeader(req.Command, propsBuf[:0], b.topics)
 	if err != nil {
 		return errResponse(remoting.SystemError, "bad send header: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rocketstore/rocketstore/message"
+	"github.com/rocketstore/rocketstore/server/broker/meta"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -87,7 +88,9 @@ func isIntSendField(i int) bool {
 // gives an integer its default, the same errors). The properties' text is
 // appended to props[:0] (kept apart from h, so that a buffer of the
 // caller's stays on its stack).
-func decodeSendHeader(c *remoting.Command, props []byte) (h sendRequestHeader, properties []byte, err error) {
+// topics, when not nil, names the known topics: a send to one makes no
+// string of its name.
+func decodeSendHeader(c *remoting.Command, props []byte, topics *meta.Topics) (h sendRequestHeader, properties []byte, err error) {
 	short := c.Code != remoting.SendMessage
 	properties = props[:0]
 	var num [24]byte
@@ -119,7 +122,9 @@ func decodeSendHeader(c *remoting.Command, props []byte) (h sendRequestHeader, p
 		}
 		switch i {
 		case sfTopic:
-			if h.topic != string(v) {
+			if name, ok := topics.Name(v); ok {
+				h.topic = name
+			} else if h.topic != string(v) {
 				h.topic = string(v)
 			}
 		case sfDefaultTopic:

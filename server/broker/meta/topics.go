@@ -216,6 +216,19 @@ func (t *Topics) Get(topic string) (protocol.TopicConfig, bool) {
 	return c, ok
 }
 
+// Name returns the name of the topic called name as the table holds it,
+// so that a name read from a request need not be made into a string. A
+// nil Topics knows none.
+func (t *Topics) Name(name []byte) (string, bool) {
+	if t == nil {
+		return "", false
+	}
+	t.mu.RLock()
+	c, ok := t.table[string(name)]
+	t.mu.RUnlock()
+	return c.TopicName, ok
+}
+
 // CreateInSendMessage finds topic or creates it from defaultTopic, for a
 // send to a topic the broker does not have (createTopicInSendMessageMethod).
 // The new topic inherits from defaultTopic (TBW102, or the producer's
