@@ -67,9 +67,26 @@ func TestStore_IndexFilesSurviveSIGKILL(t *testing.T) {
 	lines := bufio.NewScanner(out)
 	deadline := time.Now().Add(60 * time.Second)
 	// 1,200 keys fill four files of 299 entries; the checkpoint marks the
-	// state of the newest file within a second (the queue flusher's).
-	for (acked < 1200 || checkpointMark(t, dir).File == 0) && time.Now().Before(deadline) && lines.Scan() {
+	// state of the newest file within a second (the queue flusher's): go
+	// on until it marks the fourth file or a later one.
+	marked := func() bool {
+		m := checkpointMark(t, dir).File
+		if m == 0 {
+			return false
+		}
+		n := 0
+		for _, name := range indexFileNames(t, dir) {
+			if name <= fmt.Sprintf("%017d", m) {
+				n++
+			}
+		}
+		return n >= 4
+	}
+	for time.Now().Before(deadline) && lines.Scan() {
 		acked = atoi(t, lines.Text())
+		if acked >= 1200 && acked%20 == 0 && marked() {
+			break
+		}
 	}
 	require.NoError(t, cmd.Process.Signal(os.Kill))
 	for lines.Scan() { // acknowledged before the kill landed
