@@ -35,6 +35,21 @@ func leanRows(c *config, r *results, addr string, pid int) error {
 		sample{ops: n, bytes: n * 1024, secs: res.Elapsed.Seconds(), cpu: processCPU(pid) - cpu0,
 			extra: (processCPU(os.Getpid()) - self0) / n * 1e6})
 
+	// The same with the ROCKETMQ binary header (answered in kind): what
+	// the JSON header costs the broker.
+	settle(c)
+	quietServer(c, pid)
+	cpu0, self0 = processCPU(pid), processCPU(os.Getpid())
+	res, err = lean.Send(ctx, lean.SendOptions{Addr: addr, Topic: topic, Body: body, Duration: c.dur, InFlight: asyncWindow, RocketMQHeader: true})
+	if err != nil {
+		return fmt.Errorf("lean producer, ROCKETMQ header: %w", err)
+	}
+	n = float64(res.Messages)
+	r.add(row{id: "rs.lean.async.rmq", group: group3, system: "rocketstore", extraName: clientCPU,
+		label: fmt.Sprintf("the same lean producer with the ROCKETMQ binary header, %d in flight", asyncWindow)},
+		sample{ops: n, bytes: n * 1024, secs: res.Elapsed.Seconds(), cpu: processCPU(pid) - cpu0,
+			extra: (processCPU(os.Getpid()) - self0) / n * 1e6})
+
 	topic = unique("BenchLeanDrain")
 	if _, err := lean.Send(ctx, lean.SendOptions{Addr: addr, Topic: topic, Body: body, Count: c.backlog, InFlight: asyncWindow}); err != nil {
 		return fmt.Errorf("lean backlog: %w", err)
