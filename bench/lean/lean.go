@@ -91,6 +91,7 @@ func Send(ctx context.Context, o SendOptions) (Result, error) {
 	window := make(chan struct{}, o.InFlight) // a token per request in flight
 	var sent atomic.Int64
 	sendDone := make(chan struct{}) // closed when the last request is written
+	wrote := make(chan struct{}, 1) // a write happened since the reader last looked
 	var sendErr error
 	start := time.Now()
 	deadline := start.Add(o.Duration)
@@ -122,6 +123,10 @@ func Send(ctx context.Context, o SendOptions) (Result, error) {
 				return
 			}
 			sent.Store(int64(n))
+			select {
+			case wrote <- struct{}{}:
+			default:
+			}
 		}
 	}()
 
@@ -141,10 +146,10 @@ func Send(ctx context.Context, o SendOptions) (Result, error) {
 		default:
 		}
 		if got == sent.Load() {
-			// Nothing in flight: wait for the writer (or its end).
+			// Nothing in flight: wait for the writer's next write (or its end).
 			select {
 			case <-sendDone:
-			case <-time.After(time.Millisecond):
+			case <-wrote:
 			}
 			continue
 		}
