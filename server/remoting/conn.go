@@ -41,6 +41,7 @@ type Conn struct {
 	rels         []func()   // releases of the uncopied bodies in segs
 	pendDeadline time.Time  // the soonest deadline of the queued frames
 	writing      bool       // a goroutine writes; it writes the queue before it stops
+	flusher      bool       // a goroutine of sendSoon's is on its way to write the queue
 	spare        []byte     // a free buffer for pend
 	// The writer's, while writing is set:
 	wbufs     net.Buffers // what it writes
@@ -408,7 +409,11 @@ func (c *Conn) respond(req *Request, resp *Command, cork bool) {
 		req.finish(reqRunning) // no-op when deferred
 		return
 	}
-	if err := req.respond(resp, cork); err != nil && !errors.Is(err, ErrConnClosed) {
+	how := sendNow
+	if cork {
+		how = sendCork
+	}
+	if err := req.respond(resp, how); err != nil && !errors.Is(err, ErrConnClosed) {
 		c.ep.log.Warn("remoting: response not sent", "conn", c, "code", req.Code, "err", err)
 	}
 }

@@ -76,17 +76,27 @@ func (r *Request) Defer() {
 	}
 }
 
-// Respond writes the response to r: it copies r's opaque into resp and sets
+// Respond sends the response to r: it copies r's opaque into resp and sets
 // the response flag; a response left in JSON goes in the request's header
-// form (a ROCKETMQ request is answered in ROCKETMQ). Responses to oneway requests are dropped. It may be
-// called once, from any goroutine; it returns ErrConnClosed when the
-// connection has closed (the response is dropped) and ErrAlreadyResponded
-// when r was already answered.
-func (r *Request) Respond(resp *Command) error { return r.respond(resp, false) }
+// form (a ROCKETMQ request is answered in ROCKETMQ). Responses to oneway
+// requests are dropped. It may be called once, from any goroutine, and
+// does not wait for the write: the frame is queued, and written by the
+// connection's writer of the moment or by a goroutine of the connection's
+// own, so that a goroutine answering many connections (a hold service) is
+// never held up by a peer that does not read. It returns ErrConnClosed
+// when the connection has closed (the response is dropped) and
+// ErrAlreadyResponded when r was already answered.
+func (r *Request) Respond(resp *Command) error { return r.respond(resp, sendSoon) }
 
-// respond is Respond; with cork the response waits for the connection's
-// next write or flush.
-func (r *Request) respond(resp *Command, cork bool) error {
+// How respond sends.
+const (
+	sendNow  = iota // the caller writes it (with what is queued)
+	sendCork        // queued for the connection's next write or flush
+	sendSoon        // queued, and a writer made sure of (Conn.sendSoon)
+)
+
+// respond is Respond, sending as how says.
+func (r *Request) respond(resp *Command, how int) error {
 	var prev int32
 	for {
 		prev = r.state.Load()
@@ -111,7 +121,13 @@ func (r *Request) respond(resp *Command, cork bool) error {
 	if resp.SerializeType == SerializeJSON {
 		resp.SerializeType = r.SerializeType // answered in kind (JSON unless the client sent ROCKETMQ)
 	}
-	if err := r.Conn.send(resp, time.Time{}, cork); err != nil {
+	var err error
+	if how == sendSoon {
+		err = r.Conn.sendSoon(resp)
+	} else {
+		err = r.Conn.send(resp, time.Time{}, how == sendCork)
+	}
+	if err != nil {
 		return fmt.Errorf("remoting: response to request code %d from %s: %w", r.Code, r.Conn.RemoteAddr(), err)
 	}
 	return nil

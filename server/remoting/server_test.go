@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -632,4 +633,65 @@ func TestServer_Shutdown_LingersWhileRequestsCome(t *testing.T) {
 	require.Equal(t, Success, resp.Code)
 	require.NoError(t, recv(t, shut))
 	require.Zero(t, s.ConnCount())
+}
+
+// TestServer_RespondDoesNotWaitForAPeerThatDoesNotRead: one goroutine
+// answers the deferred requests of two connections, as a hold service
+// does. The first peer reads nothing, so its answers (8 MiB) cannot all be
+// written; the second peer still gets its answer at once, and the first,
+// once it reads, gets all of its own, in the order they were given.
+func TestServer_RespondDoesNotWaitForAPeerThatDoesNotRead(t *testing.T) {
+	checkNoLeaks(t)
+	s := newServer(t, Options{WriteTimeout: time.Minute})
+	held := make(chan *Request, 16)
+	s.RegisterFunc(PullMessage, func(_ context.Context, req *Request) *Command {
+		req.Defer()
+		held <- req
+		return nil
+	})
+	addr := startServer(t, s)
+	slow, slowFrames := rawConn(t, addr)
+	const n = 8
+	for i := range n {
+		req := NewRequest(PullMessage, nil, nil)
+		req.Opaque = int32(i + 1)
+		writeCmd(t, slow, req)
+	}
+	var slowReqs []*Request
+	for range n {
+		slowReqs = append(slowReqs, recv(t, held))
+	}
+	fast, fastFrames := rawConn(t, addr)
+	req := NewRequest(PullMessage, nil, nil)
+	req.Opaque = 100
+	writeCmd(t, fast, req)
+	fastReq := recv(t, held)
+
+	body := make([]byte, 1<<20)
+	answered := make(chan struct{})
+	go func() { // the answering goroutine: the slow peer's answers first
+		defer close(answered)
+		for _, r := range slowReqs {
+			resp := NewResponse(Success, "")
+			resp.Body = body
+			assert.NoError(t, r.Respond(resp))
+		}
+		assert.NoError(t, fastReq.Respond(NewResponse(Success, "fast")))
+	}()
+	select {
+	case <-answered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Respond waited for a peer that does not read")
+	}
+	got, err := fastFrames.ReadCommand()
+	require.NoError(t, err)
+	require.Equal(t, int32(100), got.Opaque)
+	require.Equal(t, "fast", got.Remark)
+
+	for _, r := range slowReqs { // the slow peer reads now, and gets every answer in order
+		got, err := slowFrames.ReadCommand()
+		require.NoError(t, err)
+		require.Equal(t, r.Opaque, got.Opaque)
+		require.Len(t, got.Body, len(body))
+	}
 }

@@ -89,6 +89,39 @@ func (c *Conn) send(cmd *Command, deadline time.Time, cork bool) error {
 	return err
 }
 
+// sendSoon queues cmd's frame and returns without writing: the goroutine
+// writing now writes it, or else a goroutine started here (one at a time
+// for the connection, which writes whatever is queued until nothing is).
+func (c *Conn) sendSoon(cmd *Command) error {
+	if err := c.send(cmd, time.Time{}, true); err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	if c.writing || c.flusher {
+		c.wmu.Unlock()
+		return nil
+	}
+	c.flusher = true
+	c.wmu.Unlock()
+	c.ep.goroutines.add()
+	go func() {
+		defer c.ep.goroutines.done()
+		for {
+			c.flush()
+			c.wmu.Lock()
+			if c.writing || len(c.pend) == 0 && len(c.segs) == 0 || c.isClosed() {
+				// A writer took over (it writes the queue before it
+				// stops), or nothing is left.
+				c.flusher = false
+				c.wmu.Unlock()
+				return
+			}
+			c.wmu.Unlock()
+		}
+	}()
+	return nil
+}
+
 // sealLocked ends the queued bytes at buf (the pend buffer with a head
 // just appended) so that uncopied slices can follow them.
 func (c *Conn) sealLocked(buf []byte) {
