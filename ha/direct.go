@@ -36,8 +36,9 @@ var errDirect = errors.New("ha: direct read")
 
 // directRead is a slave's state between direct reads; only its loop uses it.
 type directRead struct {
-	raw     syscall.RawConn // nil: not a TCP connection, read into the buffer only
-	predict int             // the largest frame body seen: what a frame is expected to carry
+	raw      syscall.RawConn // nil: not a TCP connection, read into the buffer only
+	predict  int             // the largest frame body seen: what a frame is expected to carry
+	lastRead int             // the bytes the last read brought
 	// Between reads at most one of these is set: the next bytes are the
 	// rest of a frame's body (bodyLeft bytes) or of a frame's header
 	// (hdrs[0][:hdrHave] came already).
@@ -135,6 +136,7 @@ func (s *Slave) readDirect(addr string) (n, w int, err error) {
 		return 0, 0, err
 	}
 	d.fill(n)
+	d.lastRead = n
 	w, err = s.walk(space, end, addr)
 	clear(space[d.published:d.spaceWritten()])
 	clear(d.iovs)
@@ -155,7 +157,10 @@ func (s *Slave) layOut(space []byte) {
 	}
 	// The frames' space stays within directWindow, so that what a spill
 	// moves fits in the buffer before the part read into it.
-	for frame, laid := 0, 0; frame < maxDirectFrames && pos < len(space); frame++ {
+	// As many frames as the last read brought, and then some: a slave that
+	// keeps up reads one short frame at a time, and its reads stay small.
+	frames := min(maxDirectFrames, 2+2*d.lastRead/(d.predict+headerSize))
+	for frame, laid := 0, 0; frame < frames && pos < len(space); frame++ {
 		body := min(d.predict, len(space)-pos)
 		if laid+body > directWindow {
 			break
