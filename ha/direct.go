@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,6 +27,10 @@ import (
 const (
 	// directWindow bounds the CommitLog bytes one direct read expects.
 	directWindow = 2 << 20
+	// overflowSize is how much of a direct read may go to the buffer,
+	// past what it expects (as at the end of a file): bytes the buffer
+	// takes are copied once more. It and the window fit in the buffer.
+	overflowSize = 128 << 10
 	// maxDirectFrames bounds the frames one direct read expects.
 	maxDirectFrames = 128
 )
@@ -50,6 +55,7 @@ type directRead struct {
 	// overflowPart for the buffer; then how many bytes each took, and how
 	// many of the space's were published.
 	iovs      [][]byte
+	vecs      []unix.Iovec // iovs for the syscall
 	at        []int
 	filled    []int
 	published int
@@ -130,7 +136,7 @@ func (s *Slave) readDirect(addr string) (n, w int, err error) {
 		return 0, 0, fmt.Errorf("%w: a frame at %d crosses the end of a CommitLog file", ErrBadFrame, end)
 	}
 	s.layOut(space)
-	n, err = readv(d.raw, d.iovs)
+	n, err = d.readv()
 	if n == 0 {
 		clear(d.iovs) // holds no view of the space past Release
 		return 0, 0, err
@@ -177,7 +183,7 @@ func (s *Slave) layOut(space []byte) {
 	if len(d.iovs) == 0 { // the file is full: a header's rest only
 		d.iovs, d.at = append(d.iovs, d.hdrs[0][d.hdrHave:]), append(d.at, -1)
 	}
-	d.iovs = append(d.iovs, s.buf[:len(s.buf)-directWindow-maxDirectFrames*headerSize])
+	d.iovs = append(d.iovs, s.buf[:overflowSize])
 	d.at = append(d.at, overflowPart)
 	d.published = 0
 }
@@ -294,19 +300,34 @@ func (s *Slave) spill(prefix []byte, k, skip int) int {
 // overflowPart marks the buffer in directRead.at.
 const overflowPart = -1 << 30
 
-// readv reads into iovs from the connection, waiting for it as a Read does
-// (deadlines included); 0 bytes and no error is the end of the stream.
-func readv(raw syscall.RawConn, iovs [][]byte) (int, error) {
+// readv reads into d.iovs from the connection, waiting for it as a Read
+// does (deadlines included); 0 bytes and no error is the end of the
+// stream. It reuses its iovec array (unix.Readv makes one per call).
+func (d *directRead) readv() (int, error) {
+	d.vecs = d.vecs[:0]
+	for _, b := range d.iovs {
+		v := unix.Iovec{}
+		if len(b) > 0 {
+			v.Base = &b[0]
+			v.SetLen(len(b))
+		}
+		d.vecs = append(d.vecs, v)
+	}
 	var n int
 	var rerr error
-	err := raw.Read(func(fd uintptr) bool {
+	err := d.raw.Read(func(fd uintptr) bool {
 		for {
-			n, rerr = unix.Readv(int(fd), iovs)
+			r, _, e := unix.Syscall(unix.SYS_READV, fd, uintptr(unsafe.Pointer(&d.vecs[0])), uintptr(len(d.vecs)))
+			n, rerr = int(r), nil
+			if e != 0 {
+				n, rerr = 0, e
+			}
 			if rerr != unix.EINTR {
 				return rerr != unix.EAGAIN
 			}
 		}
 	})
+	clear(d.vecs) // holds no pointer into the space past its Release
 	if err != nil {
 		return 0, err
 	}

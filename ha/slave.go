@@ -18,6 +18,10 @@ import (
 // readBufferSize is the slave's read buffer (READ_MAX_BUFFER_SIZE).
 const readBufferSize = 4 << 20
 
+// bufferedReadSize bounds a read into the buffer of a slave that can read
+// straight into its CommitLog (see directRead).
+const bufferedReadSize = 256 << 10
+
 // Slave is the slave side of replication (DefaultHAClient): it follows a
 // master's CommitLog into its store, the only writer of that store's
 // CommitLog, reconnecting after ReconnectInterval whenever the connection
@@ -172,8 +176,15 @@ func (s *Slave) follow(nc net.Conn, addr string) {
 				return
 			}
 		} else {
-			n, err = nc.Read(s.buf[w:])
+			limit := len(s.buf)
+			if s.direct.raw != nil {
+				// Reads go straight to the CommitLog from the first frame
+				// on: take no more than a few frames into the buffer.
+				limit = min(limit, w+bufferedReadSize)
+			}
+			n, err = nc.Read(s.buf[w:limit])
 			w += n
+			s.direct.lastRead = n
 		}
 		if n > 0 {
 			lastRead = time.Now()
