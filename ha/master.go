@@ -292,6 +292,7 @@ func (c *conn) writeLoop() {
 	log.Info("ha: transferring CommitLog to slave", "slave", c.addr, "from", from, "slaveRequest", c.request)
 	var hdr [headerSize]byte
 	var bufs [2][]byte
+	var nb net.Buffers // outside the loop: made once, not at each frame (WriteTo takes its address)
 	timer := time.NewTimer(opts.HeartbeatInterval)
 	defer timer.Stop()
 	lastWrite := time.Now()
@@ -308,7 +309,7 @@ func (c *conn) writeLoop() {
 		if len(body) > 0 || time.Since(lastWrite) >= opts.HeartbeatInterval {
 			putHeader(hdr[:], from, len(body))
 			bufs[0], bufs[1] = hdr[:], body
-			nb := net.Buffers(bufs[:])
+			nb = bufs[:]
 			if now := time.Now(); now.Sub(deadlineSet) >= refresh {
 				// The deadline moves once a second, not at each frame:
 				// setting it resets a runtime timer, a cost per 32 KiB.
