@@ -62,9 +62,65 @@ func (l *Log) AppendRaw(offset int64, data []byte) error {
 		return fmt.Errorf("commitlog: raw append of %d bytes at %d crosses the end of file %s: %w",
 			len(data), offset, mappedfile.FileName(f.From()), ErrOffsetMismatch)
 	}
-	if ts := l.raw.scan(offset, data, f.From()+fileSize); ts != 0 {
+	l.scanRaw(f, offset, data)
+	return nil
+}
+
+// scanRaw follows the record heads in data, just appended to f at offset.
+func (l *Log) scanRaw(f *mappedfile.File, offset int64, data []byte) {
+	if ts := l.raw.scan(offset, data, f.From()+int64(l.opts.FileSize)); ts != 0 {
 		f.SetStoreTimestamp(ts)
 	}
+}
+
+// RawSpace returns the free rest of the file a raw append at offset goes
+// to (making the next file if the last is full), for the single writer of
+// raw bytes to fill before it publishes them with CommitRaw: AppendRaw
+// without the copy from a buffer. The bytes it writes there stay unseen,
+// and must be zeroed again if never committed. offset must be the end of
+// a log that holds something already: an empty log takes its first bytes
+// with AppendRaw, which chooses where it starts. Release the space when
+// done.
+func (l *Log) RawSpace(offset int64) (mappedfile.Space, error) {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	if l.closed.Load() {
+		return mappedfile.Space{}, ErrClosed
+	}
+	if end := l.q.MaxWrotePosition(); end == 0 || offset != end {
+		return mappedfile.Space{}, fmt.Errorf("commitlog: raw space at %d, but the log ends at %d: %w", offset, end, ErrOffsetMismatch)
+	}
+	f, err := l.q.LastOrCreate(offset)
+	if err != nil {
+		return mappedfile.Space{}, fmt.Errorf("commitlog: raw space at %d: %w", offset, err)
+	}
+	sp, ok := f.Space()
+	if !ok {
+		return mappedfile.Space{}, fmt.Errorf("commitlog: raw space at %d: %w", offset, ErrClosed)
+	}
+	l.cur = f
+	return sp, nil
+}
+
+// CommitRaw publishes n bytes written at offset into the space RawSpace
+// returned for offset, as AppendRaw would have appended them.
+func (l *Log) CommitRaw(offset int64, n int) error {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	if l.closed.Load() {
+		return ErrClosed
+	}
+	f := l.q.Last()
+	if end := l.q.MaxWrotePosition(); f == nil || offset != end || f.From()+int64(f.WrotePosition()) != offset {
+		return fmt.Errorf("commitlog: raw commit at %d, but the log ends at %d: %w", offset, end, ErrOffsetMismatch)
+	}
+	w := f.Writable()
+	if n < 0 || n > len(w) {
+		return fmt.Errorf("commitlog: raw commit of %d bytes at %d crosses the end of file %s: %w",
+			n, offset, mappedfile.FileName(f.From()), ErrOffsetMismatch)
+	}
+	f.Advance(n)
+	l.scanRaw(f, offset, w[:n])
 	return nil
 }
 

@@ -46,9 +46,16 @@ func TestLog_AppendRaw_CopiesAnotherLogByteForByte(t *testing.T) {
 		a.Release()
 		b.Release()
 	}
-	// The copy recovers as a log of its own: same end, same queue offsets.
+	requireReopensAs(t, dst, dstDir, src)
+}
+
+// requireReopensAs closes dst, a copy of src in dir, and checks that it
+// recovers as a log of its own: same end, same queue offsets (of topic T's
+// queues 0 to 2).
+func requireReopensAs(t *testing.T, dst *Log, dir string, src *Log) {
+	t.Helper()
 	require.NoError(t, dst.Close())
-	re := openTestLog(t, dstDir, Options{})
+	re := openTestLog(t, dir, Options{})
 	require.Equal(t, src.MaxOffset(), re.MaxOffset())
 	for q := int32(0); q < 3; q++ {
 		require.Equal(t, src.QueueOffset("T", q), re.QueueOffset("T", q))
@@ -233,4 +240,69 @@ func TestLog_AppendRaw_FollowsRecords_StoreTimeAndPartialRecord(t *testing.T) {
 	require.Equal(t, int64(0), junk.LastStoreTimestamp())
 	require.NoError(t, junk.DropPartialRecord())
 	require.Equal(t, int64(100), junk.WriteOffset())
+}
+
+// copyRawInPlace copies src's bytes into dst (which holds the first ones
+// already) by writing them into RawSpace and publishing them with
+// CommitRaw, in chunks of at most chunk bytes.
+func copyRawInPlace(t *testing.T, src, dst *Log, chunk int) {
+	t.Helper()
+	for off := dst.WriteOffset(); off < src.MaxOffset(); {
+		s, err := src.ReadFrom(off, chunk)
+		require.NoError(t, err)
+		sp, err := dst.RawSpace(off)
+		require.NoError(t, err)
+		n := copy(sp.Bytes(), s.Bytes())
+		require.Equal(t, len(s.Bytes()), n, "a chunk never crosses a file end")
+		require.NoError(t, dst.CommitRaw(off, n))
+		sp.Release()
+		s.Release()
+		off += int64(n)
+	}
+}
+
+func TestLog_RawSpace_CommitRaw_AsAppendRaw(t *testing.T) {
+	src := openTestLog(t, t.TempDir(), Options{})
+	for i := range 2000 {
+		_, err := src.Append(newMessage("T", int32(i%3), bytes.Repeat([]byte{byte(i)}, i%300)))
+		require.NoError(t, err)
+	}
+	dstDir := t.TempDir()
+	dst := openTestLog(t, dstDir, Options{})
+	_, err := dst.RawSpace(0)
+	require.ErrorIs(t, err, ErrOffsetMismatch, "an empty log takes its first bytes with AppendRaw")
+	first, err := src.ReadFrom(0, 100)
+	require.NoError(t, err)
+	require.NoError(t, dst.AppendRaw(0, first.Bytes()))
+	first.Release()
+	_, err = dst.RawSpace(99)
+	require.ErrorIs(t, err, ErrOffsetMismatch, "not at the end")
+
+	copyRawInPlace(t, src, dst, 777)
+	require.Equal(t, src.MaxOffset(), dst.MaxOffset())
+	require.Equal(t, src.LastStoreTimestamp(), dst.LastStoreTimestamp(), "the records are followed as AppendRaw follows them")
+	want, got := readRange(t, src, 0, src.MaxOffset()), readRange(t, dst, 0, dst.MaxOffset())
+	require.Equal(t, want, got)
+
+	sp, err := dst.RawSpace(dst.WriteOffset())
+	require.NoError(t, err)
+	require.ErrorIs(t, dst.CommitRaw(dst.WriteOffset(), len(sp.Bytes())+1), ErrOffsetMismatch, "across the file end")
+	require.ErrorIs(t, dst.CommitRaw(dst.WriteOffset()+1, 1), ErrOffsetMismatch, "a gap")
+	sp.Release()
+	requireReopensAs(t, dst, dstDir, src)
+}
+
+// readRange reads the log's bytes [from, to).
+func readRange(t *testing.T, l *Log, from, to int64) []byte {
+	t.Helper()
+	var out []byte
+	for from < to {
+		s, err := l.ReadFrom(from, int(to-from))
+		require.NoError(t, err)
+		require.NotEmpty(t, s.Bytes())
+		out = append(out, s.Bytes()...)
+		from += int64(len(s.Bytes()))
+		s.Release()
+	}
+	return out
 }

@@ -41,19 +41,25 @@ func (t *rawTail) reset(off int64) { t.next, t.n = off, 0 }
 func (t *rawTail) scan(off int64, data []byte, fileEnd int64) (storeTime int64) {
 	end := off + int64(len(data))
 	for t.next >= 0 && t.next < end {
+		// h holds the first hn bytes of the record's head: collected in
+		// t.head, or, when all of it is in data, read there in place.
+		h, hn := t.head[:], t.n
+		if pos := t.next - off; hn == 0 && pos >= 0 && pos+rawHeadMax <= int64(len(data)) {
+			h, hn = data[pos:pos+rawHeadMax], rawHeadMax
+		}
 		need := 8
-		if t.n >= 8 {
-			if _, magic, _ := message.PeekHeader(t.head[:8]); magic != message.MagicBlank {
+		if hn >= 8 {
+			if _, magic, _ := message.PeekHeader(h[:8]); magic != message.MagicBlank {
 				need = rawHeadForFlags
-				if t.n >= rawHeadForFlags {
+				if hn >= rawHeadForFlags {
 					need = rawPosBornHost + rawBornHostV4 + 8
-					if int32(binary.BigEndian.Uint32(t.head[rawPosSysFlag:]))&message.FlagBornHostV6 != 0 {
+					if int32(binary.BigEndian.Uint32(h[rawPosSysFlag:]))&message.FlagBornHostV6 != 0 {
 						need = rawPosBornHost + rawBornHostV6 + 8
 					}
 				}
 			}
 		}
-		if t.n < need {
+		if hn < need {
 			// The record at next: its first n bytes are in head, the
 			// next ones in data from pos on.
 			pos := int(t.next + int64(t.n) - off)
@@ -67,7 +73,7 @@ func (t *rawTail) scan(off int64, data []byte, fileEnd int64) (storeTime int64) 
 			}
 			continue // need may grow now that more of the head is known
 		}
-		size, magic, _ := message.PeekHeader(t.head[:8])
+		size, magic, _ := message.PeekHeader(h[:8])
 		switch {
 		case magic == message.MagicBlank:
 			t.reset(fileEnd) // END_OF_FILE: the rest of the file is padding
@@ -78,9 +84,10 @@ func (t *rawTail) scan(off int64, data []byte, fileEnd int64) (storeTime int64) 
 			return storeTime
 		}
 		if t.next+int64(size) > end {
-			return storeTime // whole later
+			t.n = copy(t.head[:], h[:need]) // whole later: keep its head
+			return storeTime
 		}
-		storeTime = int64(binary.BigEndian.Uint64(t.head[need-8:]))
+		storeTime = int64(binary.BigEndian.Uint64(h[need-8:]))
 		t.reset(t.next + int64(size))
 	}
 	return storeTime

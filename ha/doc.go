@@ -24,6 +24,14 @@
 // end of its own CommitLog (a slave whose log is not a prefix of the
 // master's is refused, with a log line, and nothing is written); its
 // dispatcher then builds the ConsumeQueues and the index from the records.
+// Once its CommitLog holds something and it has seen a frame, a slave
+// reads straight into the free rest of its last CommitLog file (one
+// readv(2) laid out as header slots and body spaces of the largest frame
+// seen) instead of into its buffer and then copying: a frame that comes
+// shorter or larger than laid out sends what followed it through the
+// buffer, and the space past what was published is zeroed before the read
+// returns (direct.go).
+//
 // Either side closes a connection it read nothing from for
 // haHousekeepingInterval (20 s); the slave reconnects after 5 s.
 //

@@ -40,17 +40,28 @@ func decodeFrame(b []byte) (f frame, n int, err error) {
 	if len(b) < headerSize {
 		return frame{}, 0, nil
 	}
-	off := int64(binary.BigEndian.Uint64(b))
-	size := int32(binary.BigEndian.Uint32(b[8:]))
-	switch {
-	case off < 0:
-		return frame{}, 0, fmt.Errorf("%w: offset %d", ErrBadFrame, off)
-	case size < 0 || int(size) > maxFrameBody:
-		return frame{}, 0, fmt.Errorf("%w: size %d at offset %d", ErrBadFrame, size, off)
+	off, size, err := decodeHeader(b)
+	if err != nil {
+		return frame{}, 0, err
 	}
-	end := headerSize + int(size)
+	end := headerSize + size
 	if len(b) < end {
 		return frame{}, 0, nil
 	}
 	return frame{Offset: off, Body: b[headerSize:end:end]}, end, nil
+}
+
+// decodeHeader decodes the frame header at the start of b (at least
+// headerSize bytes): the frame's offset and body size, or an ErrBadFrame
+// error.
+func decodeHeader(b []byte) (off int64, size int, err error) {
+	off = int64(binary.BigEndian.Uint64(b))
+	sz := int32(binary.BigEndian.Uint32(b[8:]))
+	switch {
+	case off < 0:
+		return 0, 0, fmt.Errorf("%w: offset %d", ErrBadFrame, off)
+	case sz < 0 || int(sz) > maxFrameBody:
+		return 0, 0, fmt.Errorf("%w: size %d at offset %d", ErrBadFrame, sz, off)
+	}
+	return off, int(sz), nil
 }

@@ -263,6 +263,12 @@ func (m *Master) WaitReplica(end int64) store.PutStatus {
 	return m.group.wait(end, &m.acked)
 }
 
+// maxDeadlineRefresh bounds how often a master's writer moves its write
+// deadline HousekeepingInterval ahead: once a second, or four times an
+// interval if that is shorter, so a write has at least three quarters of
+// the interval.
+const maxDeadlineRefresh = time.Second
+
 // conn is one slave's connection (DefaultHAConnection): a goroutine reads
 // its reports, another streams it the CommitLog.
 type conn struct {
@@ -354,9 +360,12 @@ func (c *conn) writeLoop() {
 	log.Info("ha: transferring CommitLog to slave", "slave", c.addr, "from", from, "slaveRequest", c.request)
 	var hdr [headerSize]byte
 	var bufs [2][]byte
+	var nb net.Buffers // outside the loop: made once, not at each frame (WriteTo takes its address)
 	timer := time.NewTimer(opts.HeartbeatInterval)
 	defer timer.Stop()
 	lastWrite := time.Now()
+	var deadlineSet time.Time // when the write deadline was last moved
+	refresh := min(maxDeadlineRefresh, opts.HousekeepingInterval/4)
 	for {
 		s, err := cl.ReadFrom(from, opts.TransferBatchSize)
 		if err != nil {
@@ -368,8 +377,13 @@ func (c *conn) writeLoop() {
 		if len(body) > 0 || time.Since(lastWrite) >= opts.HeartbeatInterval {
 			putHeader(hdr[:], from, len(body))
 			bufs[0], bufs[1] = hdr[:], body
-			nb := net.Buffers(bufs[:])
-			_ = c.nc.SetWriteDeadline(time.Now().Add(opts.HousekeepingInterval))
+			nb = bufs[:]
+			if now := time.Now(); now.Sub(deadlineSet) >= refresh {
+				// The deadline moves once a second, not at each frame:
+				// setting it resets a runtime timer, a cost per 32 KiB.
+				_ = c.nc.SetWriteDeadline(now.Add(opts.HousekeepingInterval))
+				deadlineSet = now
+			}
 			_, err := nb.WriteTo(c.nc)
 			s.Release()
 			if err != nil {

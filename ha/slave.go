@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rocketstore/rocketstore/store"
@@ -16,6 +17,10 @@ import (
 
 // readBufferSize is the slave's read buffer (READ_MAX_BUFFER_SIZE).
 const readBufferSize = 4 << 20
+
+// bufferedReadSize bounds a read into the buffer of a slave that can read
+// straight into its CommitLog (see directRead).
+const bufferedReadSize = 256 << 10
 
 // Slave is the slave side of replication (DefaultHAClient): it follows a
 // master's CommitLog into its store, the only writer of that store's
@@ -33,6 +38,7 @@ type Slave struct {
 
 	connected atomic.Bool
 	buf       []byte // the read buffer; only the loop uses it
+	direct    directRead
 	report    [reportSize]byte
 	kick      chan struct{} // buffered 1: the master address changed
 	stop      chan struct{}
@@ -138,9 +144,12 @@ func (s *Slave) setConn(nc net.Conn) bool {
 // follow reads the master's frames until the connection ends, fails, or
 // brings something this slave must refuse.
 func (s *Slave) follow(nc net.Conn, addr string) {
+	var raw syscall.RawConn
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
+		raw, _ = tc.SyscallConn()
 	}
+	s.direct.reset(raw)
 	reported := s.st.ReplicaOffset()
 	if err := s.sendReport(nc, reported); err != nil {
 		s.log.Warn("ha: reporting to the master failed", "master", addr, "err", err)
@@ -155,13 +164,43 @@ func (s *Slave) follow(nc net.Conn, addr string) {
 			deadline = hb
 		}
 		_ = nc.SetReadDeadline(deadline)
-		n, err := nc.Read(s.buf[w:])
-		if n > 0 {
+		var n int
+		var err error
+		if r == w && s.directUsable() {
+			n, w, err = s.readDirect(addr)
+			r = 0
+			if n > 0 && err != nil {
+				if !errors.Is(err, errRefused) {
+					s.log.Error("ha: taking the master's data failed; closing the connection", "master", addr, "err", err)
+				}
+				return
+			}
+		} else {
+			limit := len(s.buf)
+			if s.direct.raw != nil {
+				// Reads go straight to the CommitLog from the first frame
+				// on: take no more than a few frames into the buffer.
+				limit = min(limit, w+bufferedReadSize)
+			}
+			n, err = nc.Read(s.buf[w:limit])
 			w += n
+			s.direct.lastRead = n
+		}
+		if n > 0 {
 			lastRead = time.Now()
 			var ok bool
 			if r, ok = s.apply(r, w, addr); !ok {
 				return
+			}
+			if r < w && s.directUsable() {
+				// The start of a frame: its rest goes straight to the CommitLog.
+				if err := s.handOff(s.buf[r:w], addr); err != nil {
+					if !errors.Is(err, errRefused) {
+						s.log.Error("ha: taking the master's data failed; closing the connection", "master", addr, "err", err)
+					}
+					return
+				}
+				r = w
 			}
 			if r == w {
 				r, w = 0, 0
@@ -221,10 +260,10 @@ func (s *Slave) apply(r, w int, addr string) (int, bool) {
 			return r, true
 		}
 		if at := s.st.ReplicaOffset(); at != 0 && f.Offset != at {
-			s.log.Error("ha: refusing the master's data: it pushed an offset that is not the end of this slave's CommitLog, so this slave's log is not a prefix of the master's; nothing was written",
-				"master", addr, "masterOffset", f.Offset, "slaveOffset", at)
+			_ = s.refuse(addr, f.Offset, at)
 			return r, false
 		}
+		s.direct.predict = max(s.direct.predict, len(f.Body))
 		if len(f.Body) > 0 {
 			if err := s.st.AppendReplica(f.Offset, f.Body); err != nil {
 				s.log.Error("ha: appending the master's data failed; closing the connection",

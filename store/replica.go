@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rocketstore/rocketstore/mappedfile"
 	"github.com/rocketstore/rocketstore/message"
 )
 
@@ -56,6 +57,34 @@ func (s *MessageStore) AppendReplica(offset int64, data []byte) error {
 		return ErrClosed
 	}
 	if err := s.cl.AppendRaw(offset, data); err != nil {
+		return fmt.Errorf("store: replica: %w", err)
+	}
+	s.disp.wakeUp()
+	return nil
+}
+
+// ReplicaSpace returns the free rest of the CommitLog file that the bytes
+// at offset, the end of a CommitLog that holds something already, go to:
+// a slave reads the master's bytes straight into it, then publishes them
+// with CommitReplica (see commitlog.Log.RawSpace). Release it when done.
+func (s *MessageStore) ReplicaSpace(offset int64) (mappedfile.Space, error) {
+	if s.closed.Load() {
+		return mappedfile.Space{}, ErrClosed
+	}
+	sp, err := s.cl.RawSpace(offset)
+	if err != nil {
+		return mappedfile.Space{}, fmt.Errorf("store: replica: %w", err)
+	}
+	return sp, nil
+}
+
+// CommitReplica publishes n bytes written at offset into the space
+// ReplicaSpace returned, as AppendReplica would have written them.
+func (s *MessageStore) CommitReplica(offset int64, n int) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if err := s.cl.CommitRaw(offset, n); err != nil {
 		return fmt.Errorf("store: replica: %w", err)
 	}
 	s.disp.wakeUp()

@@ -114,10 +114,12 @@ type dispatcher struct {
 	// taken waits only for those (lockOther).
 	others atomic.Int32
 	// Guarded by mu:
-	it        commitlog.Iterator  // reused, so that a put's dispatch does not allocate
-	failedAt  int64               // 1 + the offset of the record dispatch stopped at; 0 when none
-	lastQueue *consumequeue.Queue // the queue of the last record
-	stopped   bool                // set by Close: the files are closing
+	it       commitlog.Iterator // reused, so that a put's dispatch does not allocate
+	failedAt int64              // 1 + the offset of the record dispatch stopped at; 0 when none
+	// recent holds the queues of recent records, by queue id modulo its
+	// length: records of a topic's few queues often take turns.
+	recent  [recentQueues]*consumequeue.Queue
+	stopped bool // set by Close: the files are closing
 	// batch holds the index entries of dispatched records not yet put
 	// (their strings alias the records, all in one CommitLog file, or the
 	// put's message): they are put together (indexfile.PutBatch) before the
@@ -497,7 +499,7 @@ func (d *dispatcher) dispatch(rec *recordInfo) error {
 		unit := consumequeue.Unit{Offset: rec.offset, Size: rec.size, TagsCode: code}
 		err = q.Put(unit, rec.queueOffset)
 		if err != nil && !errors.Is(err, consumequeue.ErrInvalidUnit) {
-			d.lastQueue = nil // the next try looks the queue up again
+			d.recent[recentSlot(rec.queueID)] = nil // the next try looks the queue up again
 			return fmt.Errorf("store: dispatch to %s/%d: %w", q.Topic(), q.QueueID(), err)
 		}
 		d.notify(Arrival{Topic: q.Topic(), QueueID: q.QueueID(), QueueOffset: rec.queueOffset,
@@ -538,11 +540,18 @@ func (d *dispatcher) notify(a Arrival) {
 	}
 }
 
+// recentQueues is how many queues a dispatcher keeps at hand (a power of 2).
+const recentQueues = 16
+
+func recentSlot(queueID int32) int { return int(uint32(queueID) % recentQueues) }
+
 // dispatchQueue returns the ConsumeQueue of topic/queueID, creating it if
-// needed. It keeps the last one: records of one queue often follow each
-// other. The caller holds mu.
+// needed. It keeps the recent ones, a lookup in the table costing a map
+// access with a hash of the topic: records of one topic's queues often
+// follow each other. The caller holds mu.
 func (d *dispatcher) dispatchQueue(topic string, queueID int32) (*consumequeue.Queue, error) {
-	if q := d.lastQueue; q != nil && q.QueueID() == queueID && q.Topic() == topic {
+	slot := recentSlot(queueID)
+	if q := d.recent[slot]; q != nil && q.QueueID() == queueID && q.Topic() == topic {
 		return q, nil
 	}
 	q := d.cqs.Get(topic, queueID)
@@ -552,7 +561,7 @@ func (d *dispatcher) dispatchQueue(topic string, queueID int32) (*consumequeue.Q
 			return nil, err
 		}
 	}
-	d.lastQueue = q
+	d.recent[slot] = q
 	return q, nil
 }
 
