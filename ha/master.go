@@ -243,24 +243,46 @@ func (m *Master) waitRule() string {
 // connected slaves acknowledged end, else FlushSlaveTimeout. It implements
 // store.ReplicaWaiter.
 func (m *Master) WaitReplica(end int64) store.PutStatus {
-	switch {
-	case m.opts.InSyncReplicas == 1:
-		return store.PutOK
-	case m.opts.InSyncReplicas >= 2:
-		if m.quorum.Load() >= end {
-			return store.PutOK
-		}
-		m.wakeWriters()
-		return m.group.wait(end, &m.quorum)
-	}
-	if m.acked.Load() >= end {
-		return store.PutOK
-	}
-	if m.Slaves() == 0 || end-m.acked.Load() >= m.opts.MaxGapNotInSync {
-		return store.SlaveNotAvailable
+	st, acked := m.mustWait(end)
+	if acked == nil {
+		return st
 	}
 	m.wakeWriters()
-	return m.group.wait(end, &m.acked)
+	return m.group.wait(end, acked)
+}
+
+// WaitReplicaThen is WaitReplica without blocking: it returns the status
+// and true when it is known at once; else it returns false and calls then
+// with it later, from another goroutine.
+func (m *Master) WaitReplicaThen(end int64, then func(store.PutStatus)) (store.PutStatus, bool) {
+	st, acked := m.mustWait(end)
+	if acked == nil {
+		return st, true
+	}
+	m.wakeWriters()
+	m.group.waitThen(end, acked, then)
+	return 0, false
+}
+
+// mustWait tells how a put that ends at end is answered: with st at once
+// (acked nil), or once the offset acked counts reaches end.
+func (m *Master) mustWait(end int64) (st store.PutStatus, acked *atomic.Int64) {
+	switch {
+	case m.opts.InSyncReplicas == 1:
+		return store.PutOK, nil
+	case m.opts.InSyncReplicas >= 2:
+		if m.quorum.Load() >= end {
+			return store.PutOK, nil
+		}
+		return 0, &m.quorum
+	}
+	if m.acked.Load() >= end {
+		return store.PutOK, nil
+	}
+	if m.Slaves() == 0 || end-m.acked.Load() >= m.opts.MaxGapNotInSync {
+		return store.SlaveNotAvailable, nil
+	}
+	return 0, &m.acked
 }
 
 // maxDeadlineRefresh bounds how often a master's writer moves its write

@@ -22,11 +22,47 @@ type PutResult struct {
 // store host, store time, body CRC and offsets. A refused message (bad
 // topic or queue id, too large) returns an error and writes nothing.
 func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
-	if err := s.checkPut(m); err != nil {
+	res, end, status, err := s.putWritten(m)
+	if err != nil {
 		return PutResult{}, err
 	}
+	status = s.waitReplica(m, end, status)
+	return PutResult{Status: status, AppendResult: res}, nil
+}
+
+// PutMessageThen is PutMessage for a caller that must not block while a
+// SYNC_MASTER's slave takes the message (a connection's reading
+// goroutine): when the put has to wait for the slave, PutMessageThen
+// returns done false, and then is called later, from another goroutine,
+// with the put's result. Otherwise (no wait, a refused or failed put) it
+// returns the result with done true, and then is not called. The wait for
+// a sync flush, if any, still blocks.
+func (s *MessageStore) PutMessageThen(m *message.Message, then func(PutResult)) (res PutResult, done bool, err error) {
+	ar, end, status, err := s.putWritten(m)
+	if err != nil {
+		return PutResult{}, true, err
+	}
+	w := s.replicaToWait(m, status)
+	if w == nil {
+		return PutResult{Status: status, AppendResult: ar}, true, nil
+	}
+	wt, ok := w.(ReplicaWaiterThen)
+	if !ok {
+		return PutResult{Status: w.WaitReplica(end), AppendResult: ar}, true, nil
+	}
+	status, done = wt.WaitReplicaThen(end, func(st PutStatus) { then(PutResult{Status: st, AppendResult: ar}) })
+	return PutResult{Status: status, AppendResult: ar}, done, nil
+}
+
+// putWritten is PutMessage up to the wait for a slave: the message
+// written, flushed as the flush mode asks, and dispatched; end is where it
+// ends, status what its flush gave.
+func (s *MessageStore) putWritten(m *message.Message) (res commitlog.AppendResult, end int64, status PutStatus, err error) {
+	if err := s.checkPut(m); err != nil {
+		return res, 0, 0, err
+	}
 	if err := s.scheduleTimer(m); err != nil {
-		return PutResult{}, err
+		return res, 0, 0, err
 	}
 	// One pass over the properties, for the delay and for dispatch.
 	var own ownRecord
@@ -36,27 +72,26 @@ func (s *MessageStore) PutMessage(m *message.Message) (PutResult, error) {
 		s.scheduleDelay(m, props.vals[propDelay]) {
 		props.lookup(m.Properties)
 	}
-	res, err := s.cl.Append(m)
+	res, err = s.cl.Append(m)
 	if err != nil {
 		if s.noSpace(err) {
-			return PutResult{}, fmt.Errorf("store: put to %s: %w", m.Topic, s.flags.err())
+			return res, 0, 0, fmt.Errorf("store: put to %s: %w", m.Topic, s.flags.err())
 		}
-		return PutResult{}, fmt.Errorf("store: put to %s: %w", m.Topic, err)
+		return res, 0, 0, fmt.Errorf("store: put to %s: %w", m.Topic, err)
 	}
 	own.rec.offset, own.rec.size, own.end = res.WroteOffset, int32(res.WroteBytes), res.WroteOffset+int64(res.WroteBytes)
 	own.rec.queueOffset, own.rec.storeTimestamp = m.QueueOffset, m.StoreTimestamp
 	own.rec.queueID, own.rec.sysFlag, own.rec.topic = m.QueueID, m.SysFlag, m.Topic
 	own.rec.properties = m.Properties
-	status, err := s.waitFlush(m, own.end)
+	status, err = s.waitFlush(m, own.end)
 	if err != nil {
-		return PutResult{}, fmt.Errorf("store: put to %s: written at CommitLog offset %d, but %w", m.Topic, res.WroteOffset, err)
+		return res, 0, 0, fmt.Errorf("store: put to %s: written at CommitLog offset %d, but %w", m.Topic, res.WroteOffset, err)
 	}
 	s.disp.afterPut(&own)
 	if err := s.undispatched(m.Topic, res, own.end); err != nil {
-		return PutResult{}, err
+		return res, 0, 0, err
 	}
-	status = s.waitReplica(m, own.end, status)
-	return PutResult{Status: status, AppendResult: res}, nil
+	return res, own.end, status, nil
 }
 
 // PutMessages stores msgs as consecutive records in one CommitLog file

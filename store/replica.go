@@ -19,6 +19,15 @@ type ReplicaWaiter interface {
 	WaitReplica(end int64) PutStatus
 }
 
+// ReplicaWaiterThen is a ReplicaWaiter that can also answer without
+// blocking (package ha's does): WaitReplicaThen returns the status and true
+// when it is known at once, else false, and calls then with it later from
+// another goroutine.
+type ReplicaWaiterThen interface {
+	ReplicaWaiter
+	WaitReplicaThen(end int64, then func(PutStatus)) (PutStatus, bool)
+}
+
 // replicaWaiter boxes a ReplicaWaiter for an atomic pointer.
 type replicaWaiter struct{ w ReplicaWaiter }
 
@@ -37,14 +46,23 @@ func (s *MessageStore) SetReplicaWaiter(w ReplicaWaiter) {
 // waitReplica is the replication part of a put that ended at end and got
 // status from its flush.
 func (s *MessageStore) waitReplica(m *message.Message, end int64, status PutStatus) PutStatus {
+	if w := s.replicaToWait(m, status); w != nil {
+		return w.WaitReplica(end)
+	}
+	return status
+}
+
+// replicaToWait is the waiter a put that got status from its flush waits
+// on; nil when it waits for none.
+func (s *MessageStore) replicaToWait(m *message.Message, status PutStatus) ReplicaWaiter {
 	r := s.replica.Load()
 	if r == nil || status != PutOK {
-		return status
+		return nil
 	}
 	if v, ok := message.LookupProperty(m.Properties, message.PropertyWaitStoreMsgOK); ok && v == "false" {
-		return status
+		return nil
 	}
-	return r.w.WaitReplica(end)
+	return r.w
 }
 
 // AppendReplica writes bytes of a master's CommitLog at offset, which must

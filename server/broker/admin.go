@@ -71,18 +71,19 @@ func (b *Broker) registerProcessors() {
 	s := b.srv
 	send := remoting.ProcessorFunc(b.processSend)
 	for _, code := range []int{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage} {
-		// A put under asynchronous flush on a broker that replicates
-		// asynchronously (or not at all) does not wait: run it on the
+		// A put under asynchronous flush does not wait: run it on the
 		// connection's reading goroutine, saving a goroutine and its
 		// wake-ups per message, and coalescing pipelined answers; and read
 		// it in place (the put copies the body, the header's strings are
-		// copies: processSend keeps nothing of the frame). A put that
-		// waits, for its flush or for a SYNC_MASTER's slave, runs
-		// concurrently, so that the requests behind it on its connection
-		// are read meanwhile and the puts waiting together are answered
-		// together. The header is read from the ext fields as they came
-		// (decodeSendHeader).
-		async := b.opts.Store.FlushDiskType == store.AsyncFlush && b.opts.BrokerRole != ha.RoleSyncMaster
+		// copies: processSend keeps nothing of the frame). A SYNC_MASTER's
+		// put is answered once its slave has it, without waiting there
+		// (processSend defers it). A batch on a SYNC_MASTER, and a put that
+		// waits for its flush, run concurrently, so that the requests
+		// behind them on their connection are read meanwhile and the puts
+		// waiting together are answered together. The header is read from
+		// the ext fields as they came (decodeSendHeader).
+		async := b.opts.Store.FlushDiskType == store.AsyncFlush &&
+			(code != remoting.SendBatchMessage || b.opts.BrokerRole != ha.RoleSyncMaster)
 		s.RegisterWith(code, send, remoting.RegisterOptions{Inline: async, RawExt: true, Transient: async})
 	}
 	s.RegisterFunc(remoting.PullMessage, b.processPull)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/commitlog"
+	"github.com/rocketstore/rocketstore/ha"
 	"github.com/rocketstore/rocketstore/message"
 	"github.com/rocketstore/rocketstore/server/broker/meta"
 	"github.com/rocketstore/rocketstore/server/protocol"
@@ -81,12 +82,39 @@ func (b *Broker) processSend(_ context.Context, req *remoting.Request) *remoting
 		toHalf(&m)
 	}
 	start := time.Now()
+	if b.putsAnswerLater() {
+		// A SYNC_MASTER's put waits for its slave: answered when the
+		// slave has it, the connection read on meanwhile (RocketMQ's
+		// asyncPutMessage and its future).
+		req.Defer()
+		res, done, err := b.store.PutMessageThen(&m, func(res store.PutResult) {
+			b.stats.putLatency.Observe(time.Since(start))
+			if err := req.Respond(b.sendResponse(res, message.OffsetMsgID(b.host, res.WroteOffset), queueID)); err != nil {
+				b.log.Debug("answering a send failed", "err", err)
+			}
+		})
+		if !done {
+			return nil
+		}
+		if err != nil {
+			return putError(err)
+		}
+		b.stats.putLatency.Observe(time.Since(start))
+		return b.sendResponse(res, message.OffsetMsgID(b.host, res.WroteOffset), queueID)
+	}
 	res, err := b.store.PutMessage(&m)
 	if err != nil {
 		return putError(err)
 	}
 	b.stats.putLatency.Observe(time.Since(start))
 	return b.sendResponse(res, message.OffsetMsgID(b.host, res.WroteOffset), queueID)
+}
+
+// putsAnswerLater reports whether sends are answered once a SYNC_MASTER's
+// slave has them, without their processor waiting: under asynchronous
+// flush (a sync flush's wait blocks, and such sends run concurrently).
+func (b *Broker) putsAnswerLater() bool {
+	return b.opts.BrokerRole == ha.RoleSyncMaster && b.opts.Store.FlushDiskType == store.AsyncFlush
 }
 
 // topicForSend finds or auto-creates the topic of a send (msgCheck).

@@ -239,6 +239,14 @@ func (c *Command) detach() {
 	}
 }
 
+// forgetLoan drops what c's Body and rawExt alias, for a request read in
+// place whose processor deferred it: the read buffer is read over next.
+func (c *Command) forgetLoan() {
+	if c.lent {
+		c.Body, c.rawExt, c.lent, c.spans = nil, nil, false, nil
+	}
+}
+
 // Clone returns a deep copy of c (raw ext fields decoded into ExtFields).
 func (c *Command) Clone() *Command {
 	d := *c

@@ -338,8 +338,9 @@ func (c *Conn) dispatch(cmd *Command) bool {
 		c.respond(req, c.run(r.p, req), true)
 		if req.state.Load() != reqDone || req.deferred {
 			// Deferred (even if answered already): whoever answers
-			// may still hold it.
+			// may still hold it. What it read in place is gone.
 			c.keepRequest(req)
+			cmd.forgetLoan()
 			return false
 		}
 		return true

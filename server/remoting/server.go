@@ -71,8 +71,9 @@ type RegisterOptions struct {
 	// Transient (with Inline and RawExt) reads its requests in place:
 	// their Body and raw ext fields alias the connection's read buffer,
 	// valid only until the processor returns. It must keep none of them
-	// (copy what it keeps) and must not defer the request. It saves
-	// allocating and copying every frame.
+	// (copy what it keeps); it may defer the request, whose Body and ext
+	// fields are then gone once it returns. It saves allocating and
+	// copying every frame.
 	Transient bool
 }
 
