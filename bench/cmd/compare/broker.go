@@ -252,16 +252,7 @@ func rmqBrokerRows(c *config, r *results, syncFlush bool) error {
 				return err
 			}
 		}
-		smp, err := drive(c, pid, n, true, func(w int) (func() error, error) {
-			p := ps[w]
-			return func() error {
-				res, err := p.SendSync(context.Background(), primitive.NewMessage(topic, body))
-				if err == nil && res.Status != primitive.SendOK {
-					err = fmt.Errorf("send: status %v", res.Status)
-				}
-				return err
-			}, nil
-		}, nil)
+		smp, err := drive(c, pid, n, true, sendSyncOps(ps, topic, body), nil)
 		if err != nil {
 			return err
 		}
@@ -365,6 +356,21 @@ func rmqFill(ps []rocketmq.Producer, topic string, body []byte, count int) error
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// sendSyncOps makes drive's ops: worker w sends body to topic with
+// SendSync on ps[w], and fails unless the status is SEND_OK.
+func sendSyncOps(ps []rocketmq.Producer, topic string, body []byte) func(w int) (func() error, error) {
+	return func(w int) (func() error, error) {
+		p := ps[w]
+		return func() error {
+			res, err := p.SendSync(context.Background(), primitive.NewMessage(topic, body))
+			if err == nil && res.Status != primitive.SendOK {
+				err = fmt.Errorf("send: status %v", res.Status)
+			}
+			return err
+		}, nil
+	}
 }
 
 // rmqAsync sends with SendAsync, at most asyncWindow in flight, for d (or,

@@ -304,30 +304,40 @@ type natsProcess struct {
 }
 
 func startNATSProcess(dir string, always bool) (*natsProcess, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
 	args := []string{"serve-nats", "-dir", dir}
 	if always {
 		args = append(args, "-sync-always")
+	}
+	ch, url, err := startSelf("nats-server process", args...)
+	if err != nil {
+		return nil, err
+	}
+	return &natsProcess{child: ch, url: url}, nil
+}
+
+// startSelf runs this program again with args, as a server child that
+// prints its address on its first line of stdout, and returns that line.
+func startSelf(what string, args ...string) (*child, string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, "", err
 	}
 	cmd := exec.Command(self, args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ch, err := startChild(cmd)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		ch.stop()
-		return nil, fmt.Errorf("nats-server process: %w (exit: %v)", err, ch.waitErr)
+		return nil, "", fmt.Errorf("%s: %w (exit: %v)", what, err, ch.waitErr)
 	}
-	return &natsProcess{child: ch, url: strings.TrimSpace(line)}, nil
+	return ch, strings.TrimSpace(line), nil
 }
 
 // stallWait lets PublishAsync wait for a free slot in its window instead of

@@ -1,20 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
-
-	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
@@ -83,26 +79,11 @@ type nullProcess struct {
 }
 
 func startNullProcess() (*nullProcess, error) {
-	self, err := os.Executable()
+	ch, addr, err := startSelf("null broker process", "serve-null")
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "serve-null")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	ch, err := startChild(cmd)
-	if err != nil {
-		return nil, err
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		ch.stop()
-		return nil, fmt.Errorf("null broker process: %w (exit: %v)", err, ch.waitErr)
-	}
-	return &nullProcess{child: ch, addr: strings.TrimSpace(line)}, nil
+	return &nullProcess{child: ch, addr: addr}, nil
 }
 
 // nullRows are the official client's SendSync rows against the null
@@ -121,16 +102,7 @@ func nullRows(c *config, r *results) error {
 	body := make([]byte, 1024)
 	for _, n := range []int{1, 16} {
 		topic := unique("BenchNull")
-		smp, err := drive(c, np.pid(), n, true, func(w int) (func() error, error) {
-			p := ps[w]
-			return func() error {
-				res, err := p.SendSync(context.Background(), primitive.NewMessage(topic, body))
-				if err == nil && res.Status != primitive.SendOK {
-					err = fmt.Errorf("send: status %v", res.Status)
-				}
-				return err
-			}, nil
-		}, nil)
+		smp, err := drive(c, np.pid(), n, true, sendSyncOps(ps, topic, body), nil)
 		if err != nil {
 			return err
 		}
