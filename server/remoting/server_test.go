@@ -170,15 +170,22 @@ func TestServer_Oneway_GetsNoAnswer(t *testing.T) {
 	require.Equal(t, int32(3), resp.Opaque, "the first frame back answers the heartbeat")
 }
 
-func TestServer_DeferredResponse(t *testing.T) {
-	checkNoLeaks(t)
-	s := newServer(t, Options{})
-	held := make(chan *Request, 1)
+// deferPulls makes s defer every PULL_MESSAGE and hand it to the returned
+// channel (of capacity n), as a hold service keeps pulls.
+func deferPulls(s *Server, n int) <-chan *Request {
+	held := make(chan *Request, n)
 	s.RegisterFunc(PullMessage, func(_ context.Context, req *Request) *Command {
 		req.Defer()
 		held <- req
 		return nil
 	})
+	return held
+}
+
+func TestServer_DeferredResponse(t *testing.T) {
+	checkNoLeaks(t)
+	s := newServer(t, Options{})
+	held := deferPulls(s, 1)
 	addr := startServer(t, s)
 	c := newClient(t, Options{})
 
@@ -210,12 +217,7 @@ func TestServer_DeferredResponse(t *testing.T) {
 func TestServer_DeferredRequest_DroppedWhenConnCloses(t *testing.T) {
 	checkNoLeaks(t)
 	s := newServer(t, Options{})
-	held := make(chan *Request, 1)
-	s.RegisterFunc(PullMessage, func(_ context.Context, req *Request) *Command {
-		req.Defer()
-		held <- req
-		return nil
-	})
+	held := deferPulls(s, 1)
 	closed := make(chan *Conn, 1)
 	s.OnClose(func(c *Conn) { closed <- c })
 	addr := startServer(t, s)
@@ -279,12 +281,7 @@ func assertNoError(t *testing.T, err error) bool {
 func TestClient_Timeout(t *testing.T) {
 	checkNoLeaks(t)
 	s := newServer(t, Options{})
-	held := make(chan *Request, 1)
-	s.RegisterFunc(PullMessage, func(_ context.Context, req *Request) *Command {
-		req.Defer()
-		held <- req
-		return nil
-	})
+	held := deferPulls(s, 1)
 	addr := startServer(t, s)
 	c := newClient(t, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -432,12 +429,7 @@ func TestServer_Shutdown_WaitsForInflight(t *testing.T) {
 		<-release
 		return NewResponse(Success, "stored")
 	})
-	held := make(chan *Request, 1)
-	s.RegisterFunc(PullMessage, func(_ context.Context, req *Request) *Command {
-		req.Defer()
-		held <- req
-		return nil
-	})
+	held := deferPulls(s, 1)
 	s.RegisterFunc(HeartBeat, echo)
 	addr := startServer(t, s)
 	c := newClient(t, Options{})
@@ -598,12 +590,7 @@ func TestServer_AnswersInKind(t *testing.T) {
 func TestServer_Shutdown_LingersWhileRequestsCome(t *testing.T) {
 	checkNoLeaks(t)
 	s := newServer(t, Options{})
-	held := make(chan *Request, 1)
-	s.RegisterFunc(PullMessage, func(_ context.Context, req *Request) *Command {
-		req.Defer()
-		held <- req
-		return nil
-	})
+	held := deferPulls(s, 1)
 	s.RegisterFunc(GetConsumerListByGroup, echo)
 	s.ServeWhileDraining(GetConsumerListByGroup)
 	addr := startServer(t, s)
@@ -643,12 +630,7 @@ func TestServer_Shutdown_LingersWhileRequestsCome(t *testing.T) {
 func TestServer_RespondDoesNotWaitForAPeerThatDoesNotRead(t *testing.T) {
 	checkNoLeaks(t)
 	s := newServer(t, Options{WriteTimeout: time.Minute})
-	held := make(chan *Request, 16)
-	s.RegisterFunc(PullMessage, func(_ context.Context, req *Request) *Command {
-		req.Defer()
-		held <- req
-		return nil
-	})
+	held := deferPulls(s, 16)
 	addr := startServer(t, s)
 	slow, slowFrames := rawConn(t, addr)
 	const n = 8
