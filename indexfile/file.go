@@ -227,8 +227,10 @@ func (f *File) put(hash int32, phyOffset, storeTimestamp int64) error {
 	if int(count) >= f.indexes {
 		return ErrFull
 	}
-	if err := f.allocateFor(f.entries + int(count+1)*EntrySize); err != nil {
-		return err
+	if end := f.entries + int(count+1)*EntrySize; end > f.allocatedTo { // once per allocStep
+		if err := f.allocateFor(end); err != nil {
+			return err
+		}
 	}
 	slotPos := f.slotPos(hash)
 	prev := f.load32(slotPos)
