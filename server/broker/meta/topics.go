@@ -3,6 +3,7 @@ package meta
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"maps"
 	"slices"
@@ -447,9 +448,26 @@ func (t *Topics) SetBrokerPermission(perm int) error {
 func (t *Topics) Wrapper() protocol.TopicConfigSerializeWrapper {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
+	return t.wrapperLocked(maps.Keys(t.table), len(t.table))
+}
+
+// WrapperOf is Wrapper for the named topics only, those that exist, with
+// the data version of the whole table: the body of an incremental
+// registration (registerIncrementBrokerData) after they changed.
+func (t *Topics) WrapperOf(names []string) protocol.TopicConfigSerializeWrapper {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.wrapperLocked(slices.Values(names), len(names))
+}
+
+func (t *Topics) wrapperLocked(names iter.Seq[string], n int) protocol.TopicConfigSerializeWrapper {
 	mask := t.brokerPerm&protocol.PermRead == 0 || t.brokerPerm&protocol.PermWrite == 0
-	table := make(map[string]protocol.TopicConfig, len(t.table))
-	for name, c := range t.table {
+	table := make(map[string]protocol.TopicConfig, n)
+	for name := range names {
+		c, ok := t.table[name]
+		if !ok {
+			continue
+		}
 		c.Attributes = maps.Clone(c.Attributes)
 		if mask {
 			c.Perm &= t.brokerPerm
