@@ -205,6 +205,12 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.MetricsPromExporterPort = int(num(k, v))
 		case "metricsLabel":
 			o.MetricsLabel = v
+		case "compressedRegister":
+			o.CompressedRegister = boolean(k, v)
+		case "enableSplitRegistration":
+			o.EnableSplitRegistration = boolean(k, v)
+		case "splitRegistrationSize":
+			o.SplitRegistrationSize = int(num(k, v))
 		default:
 			unknown = append(unknown, k)
 		}

@@ -159,3 +159,15 @@ func TestApplyProperties_RepairCommitLog(t *testing.T) {
 	require.Empty(t, unknown)
 	require.True(t, o.Store.RepairCommitLog)
 }
+
+func TestApplyProperties_Registration(t *testing.T) {
+	props, err := parseProperties(strings.NewReader("compressedRegister=true\nenableSplitRegistration=true\nsplitRegistrationSize=500\n"))
+	require.NoError(t, err)
+	var o broker.Options
+	unknown, err := applyProperties(&o, props)
+	require.NoError(t, err)
+	require.Empty(t, unknown)
+	require.True(t, o.CompressedRegister)
+	require.True(t, o.EnableSplitRegistration)
+	require.Equal(t, 500, o.SplitRegistrationSize)
+}

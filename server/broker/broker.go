@@ -61,6 +61,9 @@ type Broker struct {
 	masterClient *remoting.Client
 
 	registerNow chan struct{}
+	regMu       sync.Mutex          // guards regTopics, regFull
+	regTopics   map[string]struct{} // topics changed since the last registration
+	regFull     bool                // a change a topic registration does not carry (a deletion)
 	// registered is closed at the first successful registration;
 	// registeredOnce says it is (touched only by New, then the register
 	// loop).
@@ -237,81 +240,9 @@ func (b *Broker) consumerHeartbeat(cd *clients.ConsumerData) (bool, error) {
 		if _, err := b.topics.CreateInSendMessageBack(retry, max(cfg.RetryQueueNums, 1), protocol.PermRead|protocol.PermWrite, 0); err != nil {
 			b.log.Warn("creating a retry topic failed", "topic", retry, "err", err)
 		}
-		b.triggerRegister()
+		b.triggerRegister(retry)
 	}
 	return cfg.NotifyConsumerIdsChangedEnable, nil
-}
-
-// triggerRegister asks the register loop to register at once.
-func (b *Broker) triggerRegister() {
-	select {
-	case b.registerNow <- struct{}{}:
-	default:
-	}
-}
-
-// registerLoop registers with every name server at start, every
-// RegisterInterval, and when the topics change.
-func (b *Broker) registerLoop() {
-	if len(b.opts.NamesrvAddrs) == 0 {
-		return
-	}
-	t := time.NewTicker(b.opts.RegisterInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-		case <-b.registerNow:
-		}
-		b.registerAll()
-	}
-}
-
-func (b *Broker) registration() *namesrv.BrokerRegistration {
-	return &namesrv.BrokerRegistration{
-		ClusterName:  b.opts.ClusterName,
-		BrokerName:   b.opts.BrokerName,
-		BrokerAddr:   b.addr,
-		BrokerID:     b.opts.BrokerID,
-		HAServerAddr: b.haAddr,
-		Topics:       b.topics.Wrapper(),
-	}
-}
-
-// registerAll registers with every name server and reports whether one
-// took the registration; the first success closes registered.
-func (b *Broker) registerAll() bool {
-	if b.nsClient == nil {
-		c, err := remoting.NewClient(remoting.Options{Logger: b.log})
-		if err != nil {
-			b.log.Error("name server client", "err", err)
-			return false
-		}
-		b.nsClient = c
-	}
-	reg := b.registration()
-	ok := 0
-	var errs []error
-	for _, addr := range b.opts.NamesrvAddrs {
-		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
-		res, err := namesrv.Register(ctx, b.nsClient, addr, reg)
-		cancel()
-		if err != nil {
-			b.log.Warn("registering with the name server failed", "namesrv", addr, "err", err)
-			errs = append(errs, fmt.Errorf("%s: %w", addr, err))
-			continue
-		}
-		ok++
-		b.learnMaster(res)
-	}
-	b.noteRegistration(ok, errs)
-	if ok > 0 && !b.registeredOnce {
-		b.registeredOnce = true
-		close(b.registered)
-	}
-	return ok > 0
 }
 
 // Shutdown stops accepting requests, answers held pulls, waits for requests

@@ -31,6 +31,15 @@ type Options struct {
 	NamesrvAddrs []string
 	// RegisterInterval is how often the broker registers; 0 means 30 s.
 	RegisterInterval time.Duration
+	// CompressedRegister sends REGISTER_BROKER bodies zlib-compressed
+	// (compressedRegister): a body of 25,000 topics shrinks some tenfold.
+	CompressedRegister bool
+	// EnableSplitRegistration registers a topic table of SplitRegistrationSize
+	// topics or more in parts of that many (enableSplitRegistration).
+	EnableSplitRegistration bool
+	// SplitRegistrationSize is the part size of split registration; 0
+	// means 800 (splitRegistrationSize).
+	SplitRegistrationSize int
 	// StoreDir is the store's root (storePathRootDir); "" means ./store.
 	StoreDir string
 	// Store configures the store; its StoreHost is set from BrokerIP1 and
@@ -140,6 +149,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RegisterInterval == 0 {
 		o.RegisterInterval = 30 * time.Second
+	}
+	if o.SplitRegistrationSize <= 0 {
+		o.SplitRegistrationSize = 800
 	}
 	if o.StoreDir == "" {
 		o.StoreDir = "store"
