@@ -283,3 +283,21 @@ func (s *Service) InFlight(group, topic string) int {
 	}
 	return n
 }
+
+// DeadLetter moves the message h names to the group's dead-letter topic
+// now and ends its delivery (ForwardMessageToDeadLetterQueue).
+func (s *Service) DeadLetter(group, topic string, h Handle) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, q, e, err := s.lookup(group, topic, h)
+	if err != nil {
+		return err
+	}
+	if e == nil {
+		return fmt.Errorf("%w: the message was acked", ErrStaleHandle)
+	}
+	return s.retire(k, q, h.Offset, e, s.read(k, h.Offset))
+}
