@@ -66,16 +66,16 @@ func toProto(m *message.Message, h *pop.Handle, attempt int32, invisible time.Du
 		}
 	}
 	sp := &v2.SystemProperties{
-		MessageId:     props[message.PropertyUniqClientMessageIDKeyIndex],
-		BodyDigest:    &v2.Digest{Type: v2.DigestType_MD5, Checksum: bodyDigest(m.Body)},
-		BodyEncoding:  v2.Encoding_IDENTITY,
-		MessageType:   messageType(props),
-		BornTimestamp: timestamppb.New(time.UnixMilli(m.BornTimestamp)),
-		BornHost:      props[message.PropertyBornHost],
+		MessageId:      props[message.PropertyUniqClientMessageIDKeyIndex],
+		BodyDigest:     &v2.Digest{Type: v2.DigestType_MD5, Checksum: bodyDigest(m.Body)},
+		BodyEncoding:   v2.Encoding_IDENTITY,
+		MessageType:    messageType(props),
+		BornTimestamp:  timestamppb.New(time.UnixMilli(m.BornTimestamp)),
+		BornHost:       props[message.PropertyBornHost],
 		StoreTimestamp: timestamppb.New(time.UnixMilli(m.StoreTimestamp)),
-		StoreHost:     m.StoreHost.String(),
-		QueueId:       m.QueueID,
-		QueueOffset:   &m.QueueOffset,
+		StoreHost:      m.StoreHost.String(),
+		QueueId:        m.QueueID,
+		QueueOffset:    &m.QueueOffset,
 	}
 	if sp.MessageId == "" {
 		sp.MessageId = message.OffsetMsgID(m.StoreHost, m.PhysicalOffset)

@@ -138,10 +138,10 @@ func (f *fixture) receive(req *v2.ReceiveMessageRequest, timeout time.Duration) 
 
 func recvReq(topic, group string, batch int32, invisible time.Duration) *v2.ReceiveMessageRequest {
 	return &v2.ReceiveMessageRequest{Group: &v2.Resource{Name: group},
-		MessageQueue:      &v2.MessageQueue{Topic: &v2.Resource{Name: topic}, Id: 0, Broker: &v2.Broker{Name: "broker-a"}},
-		FilterExpression:  &v2.FilterExpression{Type: v2.FilterType_TAG, Expression: "*"},
-		BatchSize:         batch,
-		InvisibleDuration: durationpb.New(invisible),
+		MessageQueue:       &v2.MessageQueue{Topic: &v2.Resource{Name: topic}, Id: 0, Broker: &v2.Broker{Name: "broker-a"}},
+		FilterExpression:   &v2.FilterExpression{Type: v2.FilterType_TAG, Expression: "*"},
+		BatchSize:          batch,
+		InvisibleDuration:  durationpb.New(invisible),
 		LongPollingTimeout: durationpb.New(5 * time.Second)}
 }
 
