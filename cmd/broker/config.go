@@ -169,6 +169,8 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.TransactionTimeout = time.Duration(num(k, v)) * time.Millisecond
 		case "litePullMessageEnable":
 			o.DisableLitePullMessage = !boolean(k, v)
+		case "grpcServerPort":
+			o.GRPCServerPort = int(num(k, v))
 		case "enablePropertyFilter":
 			o.DisablePropertyFilter = !boolean(k, v)
 		case "transferMsgByHeap":

@@ -93,10 +93,20 @@ func run(cl commandLine) error {
 		}
 		return err
 	}
+	gs, err := startGRPC(b, opts, log)
+	if err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return errors.Join(err, b.Shutdown(ctx), closeNamesrv(ctx, ns))
+	}
 	stop := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		err := b.Shutdown(ctx)
+		var err error
+		if gs != nil {
+			err = gs.Shutdown(ctx)
+		}
+		err = errors.Join(err, b.Shutdown(ctx))
 		if ns != nil {
 			err = errors.Join(err, ns.Shutdown(ctx))
 		}

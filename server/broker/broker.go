@@ -17,6 +17,7 @@ import (
 	"github.com/rocketstore/rocketstore/server/broker/clients"
 	"github.com/rocketstore/rocketstore/server/broker/meta"
 	"github.com/rocketstore/rocketstore/server/broker/metrics"
+	"github.com/rocketstore/rocketstore/server/broker/pop"
 	"github.com/rocketstore/rocketstore/server/filter"
 	"github.com/rocketstore/rocketstore/server/namesrv"
 	"github.com/rocketstore/rocketstore/server/protocol"
@@ -37,6 +38,7 @@ type Broker struct {
 	hold        *holdService
 	locks       *queueLocks
 	tx          *txState
+	pop         *pop.Service  // POP consumption; see popsvc.go
 	filters     *filter.Cache // compiled SQL92 expressions of pulls; see filterCache
 	filtersOnce sync.Once
 	requesters  requesters // connections of requests awaiting replies; see reply.go
@@ -187,6 +189,9 @@ func (b *Broker) open() error {
 			return err
 		}
 	}
+	if err := b.openPop(); err != nil {
+		return err
+	}
 	b.registerProcessors()
 	if b.ln == nil {
 		return b.listen()
@@ -300,6 +305,9 @@ func (b *Broker) closeParts() error {
 	}
 	if b.topics != nil {
 		err = errors.Join(err, b.topics.Persist())
+	}
+	if b.pop != nil {
+		b.pop.Close()
 	}
 	err = errors.Join(err, b.closeHA())
 	if b.store != nil {

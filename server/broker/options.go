@@ -77,6 +77,10 @@ type Options struct {
 	// (enablePropertyFilter=false). Property filters are on by default
 	// here; RocketMQ's enablePropertyFilter defaults to false.
 	DisablePropertyFilter bool
+	// GRPCServerPort is the port of the RocketMQ 5 gRPC endpoint
+	// (grpcServerPort), which cmd/broker serves with server/proxy in this
+	// process: 0 means 8081, -1 off. The broker itself does not use it.
+	GRPCServerPort int
 	// TraceTopicEnable creates the message trace topic MsgTraceTopicName
 	// at start (traceTopicEnable), so clients' message trace works.
 	TraceTopicEnable bool
