@@ -45,8 +45,6 @@ type Config struct {
 	// MigrateFromV1 imports V1File (a 4.x plain_acl.yml) at start.
 	MigrateFromV1 bool
 	V1File        string
-	// ClusterName is the resource of Cluster checks (brokerClusterName).
-	ClusterName string
 }
 
 // Enabled reports whether any check is on.
@@ -219,7 +217,7 @@ type Mapper func(req *remoting.Request) ([]Check, error)
 // upstream's remark; the connection stays open and no processor runs.
 // The caller's identity (the verified AccessKey) is what Caller returns
 // for the request from then on.
-func (a *Authority) Gate(m Mapper) func(*remoting.Request) *remoting.Command {
+func (a *Authority) Gate(m Mapper) remoting.Gate {
 	return func(req *remoting.Request) *remoting.Command {
 		if err := a.check(req, m); err != nil {
 			var r *Refusal
@@ -230,6 +228,28 @@ func (a *Authority) Gate(m Mapper) func(*remoting.Request) *remoting.Command {
 			return remoting.NewResponse(remoting.NoPermission, remark)
 		}
 		return nil
+	}
+}
+
+// SuperGate returns a gate for a server whose listed codes (writes) need
+// an authenticated Super user and whose other codes stay open, unsigned
+// requests included (the name server: registrations, KV and config
+// changes need Super; route reads stay open as Apache's). It checks
+// nothing when authentication is off.
+func (a *Authority) SuperGate(codes map[int]bool) remoting.Gate {
+	if !a.cfg.AuthenticationEnabled {
+		return nil
+	}
+	super := func(*remoting.Request) ([]Check, error) {
+		return []Check{{Resource: Resource{Type: TypeAny}, SuperOnly: true}}, nil
+	}
+	strict := &Authority{cfg: Config{AuthenticationEnabled: true, AuthorizationEnabled: true}, store: a.store, log: a.log}
+	g := strict.Gate(super)
+	return func(req *remoting.Request) *remoting.Command {
+		if !codes[req.Code] {
+			return nil
+		}
+		return g(req)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/ha"
+	"github.com/rocketstore/rocketstore/server/auth"
 	"github.com/rocketstore/rocketstore/server/broker/clients"
 	"github.com/rocketstore/rocketstore/server/broker/meta"
 	"github.com/rocketstore/rocketstore/server/broker/metrics"
@@ -59,6 +60,7 @@ type Broker struct {
 	masterAddr   atomic.Value
 	syncNow      chan struct{}
 	masterClient *remoting.Client
+	authority    *auth.Authority // users and ACLs; nil until open
 
 	registerNow chan struct{}
 	// registered is closed at the first successful registration;
@@ -147,7 +149,7 @@ func (b *Broker) open() error {
 		return err
 	}
 	if b.opts.BrokerRole == ha.RoleSlave {
-		if b.masterClient, err = remoting.NewClient(remoting.Options{Logger: b.log}); err != nil {
+		if b.masterClient, err = remoting.NewClient(remoting.Options{Logger: b.log, BeforeRequest: b.signInner()}); err != nil {
 			return err
 		}
 	}
@@ -185,6 +187,9 @@ func (b *Broker) open() error {
 		}
 	}
 	b.registerProcessors()
+	if err := b.startAuth(cfg); err != nil {
+		return err
+	}
 	if b.ln == nil {
 		return b.listen()
 	}
@@ -284,7 +289,7 @@ func (b *Broker) registration() *namesrv.BrokerRegistration {
 // took the registration; the first success closes registered.
 func (b *Broker) registerAll() bool {
 	if b.nsClient == nil {
-		c, err := remoting.NewClient(remoting.Options{Logger: b.log})
+		c, err := remoting.NewClient(remoting.Options{Logger: b.log, BeforeRequest: b.signInner()})
 		if err != nil {
 			b.log.Error("name server client", "err", err)
 			return false
