@@ -214,7 +214,11 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 		case "splitRegistrationSize":
 			o.SplitRegistrationSize = int(num(k, v))
 		default:
-			unknown = append(unknown, k)
+			if ok, err := applyAuthProperty(&o.Auth, k, v); !ok {
+				unknown = append(unknown, k)
+			} else if err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return unknown, errors.Join(errs...)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/rocketstore/rocketstore/server/broker"
 	"github.com/rocketstore/rocketstore/store"
@@ -107,6 +108,9 @@ func (cl commandLine) options(getenv func(string) string, log *slog.Logger) (bro
 			}
 			log.Warn("ignoring an unknown broker.conf key", "key", k)
 		}
+	}
+	if opts.Auth.MigrateFromV1 && opts.Auth.V1File == "" {
+		opts.Auth.V1File = filepath.Join(getenv("ROCKETMQ_HOME"), "conf", "plain_acl.yml")
 	}
 	if cl.namesrv != "" {
 		opts.NamesrvAddrs = splitAddrs(cl.namesrv)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/ha"
+	"github.com/rocketstore/rocketstore/server/auth"
 	"github.com/rocketstore/rocketstore/server/broker/clients"
 	"github.com/rocketstore/rocketstore/server/broker/meta"
 	"github.com/rocketstore/rocketstore/server/broker/metrics"
@@ -61,6 +62,7 @@ type Broker struct {
 	masterAddr   atomic.Value
 	syncNow      chan struct{}
 	masterClient *remoting.Client
+	authority    *auth.Authority // users and ACLs; nil until open
 
 	registerNow chan struct{}
 	regMu       sync.Mutex          // guards regTopics, regFull
@@ -152,7 +154,7 @@ func (b *Broker) open() error {
 		return err
 	}
 	if b.opts.BrokerRole == ha.RoleSlave {
-		if b.masterClient, err = remoting.NewClient(remoting.Options{Logger: b.log}); err != nil {
+		if b.masterClient, err = remoting.NewClient(remoting.Options{Logger: b.log, BeforeRequest: b.signInner()}); err != nil {
 			return err
 		}
 	}
@@ -193,6 +195,9 @@ func (b *Broker) open() error {
 		return err
 	}
 	b.registerProcessors()
+	if err := b.startAuth(cfg); err != nil {
+		return err
+	}
 	if b.ln == nil {
 		return b.listen()
 	}

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/rocketstore/rocketstore/ha"
+	"github.com/rocketstore/rocketstore/server/auth"
 	"github.com/rocketstore/rocketstore/store"
 )
 
@@ -131,8 +133,21 @@ type Options struct {
 	// HA tunes replication (haSendHeartbeatInterval, haHousekeepingInterval,
 	// haTransferBatchSize, haMaxGapNotInSync, slaveTimeout).
 	HA ha.Options
+	// Auth is access control (authenticationEnabled, authorizationEnabled,
+	// ...): users and ACLs kept in config/auth.json under StoreDir. The
+	// zero value checks nothing.
+	Auth auth.Config
+	// Authority, when not nil, is the users and ACLs to check with (one
+	// shared with an embedded name server); nil opens config/auth.json.
+	Authority *auth.Authority
 	// Logger receives the broker's logs; nil discards.
 	Logger *slog.Logger
+}
+
+// AuthFile is where the users and ACLs are kept: config/auth.json under
+// the store root.
+func (o Options) AuthFile() string {
+	return filepath.Join(o.withDefaults().StoreDir, "config", auth.FileName)
 }
 
 func (o Options) withDefaults() Options {
