@@ -1,0 +1,27 @@
+// rocketstore console: the little that needs a script. Every page works
+// without it (then times are read in the server's zone, and forms do not
+// ask before deleting).
+"use strict";
+document.addEventListener("DOMContentLoaded", function () {
+  // Forms that change much ask first.
+  document.querySelectorAll("form[data-confirm]").forEach(function (f) {
+    f.addEventListener("submit", function (e) {
+      if (!window.confirm(f.getAttribute("data-confirm"))) {
+        e.preventDefault();
+      }
+    });
+  });
+  // datetime-local fields carry no zone: send the browser's.
+  document.querySelectorAll("input[data-tz]").forEach(function (i) {
+    i.value = String(new Date().getTimezoneOffset());
+  });
+  // A form is sent once: its button is disabled while the page loads.
+  document.querySelectorAll("form[method=post]").forEach(function (f) {
+    f.addEventListener("submit", function (e) {
+      if (e.defaultPrevented) {
+        return;
+      }
+      f.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+    });
+  });
+});
