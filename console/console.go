@@ -72,7 +72,8 @@ type Console struct {
 	pages   map[string]*template.Template
 	csrfKey []byte
 	hist    *history
-	groups  groupCache
+	// topicList and groupList are the names the list pages filter.
+	topicList, groupList namesCache
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -101,6 +102,7 @@ func New(opts Options) (*Console, error) {
 	if c.pages, err = parseTemplates(opts.BasePath); err != nil {
 		return nil, err
 	}
+	c.topicList.fetch, c.groupList.fetch = c.fetchTopics, c.fetchGroups
 	c.routes()
 	c.wg.Go(c.sampleLoop)
 	return c, nil
@@ -203,7 +205,8 @@ func (c *Console) page(h pageFunc) http.Handler {
 		token := c.csrfToken(w, r)
 		ctx, cancel := context.WithTimeout(r.Context(), c.opts.Timeout)
 		defer cancel()
-		v, err := h(ctx, r)
+		tm := &timings{}
+		v, err := h(context.WithValue(ctx, timingsKey{}, tm), r)
 		status := http.StatusOK
 		d := pageData{Base: c.opts.BasePath, Title: v.Title, Nav: v.Nav, CSRF: token, CanWrite: c.canWrite(r),
 			Writes: c.opts.Writes.String(), Flash: r.URL.Query().Get("flash"), Data: v.Data}
@@ -212,8 +215,35 @@ func (c *Console) page(h pageFunc) http.Handler {
 			d.Error = errorText(err)
 			v.Template, d.Title, d.Data = "error.html", "Error", nil
 		}
+		tm.header(w.Header())
 		c.render(w, status, v.Template, d, start)
 	}))
+}
+
+// timings are the parts of a page's server time, for its Server-Timing
+// header: what a page spent waiting for which answers.
+type timings struct {
+	mu    sync.Mutex // guards parts
+	parts []string
+}
+
+type timingsKey struct{}
+
+// timed records how long the part of a page named name took since start.
+func timed(ctx context.Context, name string, start time.Time) {
+	if tm, ok := ctx.Value(timingsKey{}).(*timings); ok {
+		tm.mu.Lock()
+		tm.parts = append(tm.parts, fmt.Sprintf("%s;dur=%.1f", name, float64(time.Since(start).Microseconds())/1000))
+		tm.mu.Unlock()
+	}
+}
+
+func (tm *timings) header(h http.Header) {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	for _, p := range tm.parts {
+		h.Add("Server-Timing", p)
+	}
 }
 
 func (c *Console) render(w http.ResponseWriter, status int, name string, d pageData, start time.Time) {
@@ -229,7 +259,7 @@ func (c *Console) render(w http.ResponseWriter, status int, name string, d pageD
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Server-Timing", fmt.Sprintf("app;dur=%.1f", float64(time.Since(start).Microseconds())/1000))
+	w.Header().Add("Server-Timing", fmt.Sprintf("app;dur=%.1f", float64(time.Since(start).Microseconds())/1000))
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }

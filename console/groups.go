@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rocketstore/rocketstore/client/admin"
@@ -17,59 +16,12 @@ import (
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
-// groupCacheTTL is how long the list of group names is reused: a list of
-// 10,000 groups is a few MB from each broker.
-const groupCacheTTL = 5 * time.Second
-
-// groupCache is the consumer groups of every master, by name, reused for
-// a few seconds; the console's own writes drop it.
-type groupCache struct {
-	mu    sync.Mutex // guards what follows
-	at    time.Time
-	names []string
-	by    map[string]string // group -> a master that has its config
-}
-
-func (g *groupCache) drop() {
-	g.mu.Lock()
-	g.at = time.Time{}
-	g.mu.Unlock()
-}
-
-// groupNames lists the groups of every master (GET_ALL_SUBSCRIPTIONGROUP_CONFIG
-// on each), sorted, with a master of each.
-func (c *Console) groupNames(ctx context.Context) ([]string, map[string]string, error) {
-	g := &c.groups
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if time.Since(g.at) < groupCacheTTL {
-		return g.names, g.by, nil
+// groupKind sorts a group into normal and system.
+func groupKind(g string) string {
+	if systemGroup(g) {
+		return "system"
 	}
-	masters, _, err := c.masters(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	names := slices.Sorted(maps.Keys(masters))
-	lists := make([][]admin.SubscriptionGroupConfig, len(names))
-	errs := make([]error, len(names))
-	parallel(len(names), 8, func(i int) {
-		lists[i], errs[i] = c.ac.AllSubscriptionGroups(ctx, masters[names[i]])
-	})
-	by := map[string]string{}
-	for i, l := range lists {
-		for _, sg := range l {
-			if _, ok := by[sg.GroupName]; !ok {
-				by[sg.GroupName] = masters[names[i]]
-			}
-		}
-	}
-	if len(by) == 0 {
-		if err := errors.Join(errs...); err != nil {
-			return nil, nil, err
-		}
-	}
-	g.names, g.by, g.at = slices.Sorted(maps.Keys(by)), by, time.Now()
-	return g.names, g.by, nil
+	return "normal"
 }
 
 // systemGroup: RocketMQ's own consumer groups (MixAll's *_GROUP names).
@@ -101,17 +53,18 @@ type groupsData struct {
 
 func (c *Console) groupsPage(ctx context.Context, r *http.Request) (view, error) {
 	q, sys := strings.TrimSpace(r.URL.Query().Get("q")), r.URL.Query().Get("sys") == "1"
-	names, by, err := c.groupNames(ctx)
+	t0 := time.Now()
+	all, err := c.groupList.get(ctx, c)
 	if err != nil {
 		return view{}, err
 	}
-	lq := strings.ToLower(q)
-	var match []string
-	for _, n := range names {
-		if (sys || !systemGroup(n)) && (lq == "" || strings.Contains(strings.ToLower(n), lq)) {
-			match = append(match, n)
-		}
+	timed(ctx, "names", t0)
+	kind := "normal"
+	if sys {
+		kind = "all"
 	}
+	match := all.filter(q, kind)
+	by := all.by
 	d := groupsData{Q: q, Sys: sys}
 	sysArg := ""
 	if sys {
@@ -125,6 +78,7 @@ func (c *Console) groupsPage(ctx context.Context, r *http.Request) (view, error)
 	if err != nil {
 		return view{}, err
 	}
+	t1 := time.Now()
 	d.Rows = make([]groupRow, len(page))
 	// Only the page's groups are asked about: their progress on each
 	// master, their connections on one.
@@ -146,6 +100,7 @@ func (c *Console) groupsPage(ctx context.Context, r *http.Request) (view, error)
 		}
 		d.Rows[i] = row
 	})
+	timed(ctx, "rows", t1)
 	d.Clusters = slices.Sorted(maps.Keys(ci.ClusterAddrTable))
 	return view{Template: "groups.html", Title: "Consumer groups", Nav: "groups", Data: d}, nil
 }
@@ -245,7 +200,7 @@ func (c *Console) groupUpdate(ctx context.Context, r *http.Request) (string, str
 			return "", "", err
 		}
 	}
-	c.groups.drop()
+	c.groupList.drop()
 	return link("/group", "g", group), fmt.Sprintf("group %s saved on %d broker(s)", group, len(addrs)), nil
 }
 
@@ -266,7 +221,7 @@ func (c *Console) groupDelete(ctx context.Context, r *http.Request) (string, str
 			return "", "", err
 		}
 	}
-	c.groups.drop()
+	c.groupList.drop()
 	return "/groups", "group " + group + " deleted", nil
 }
 

@@ -129,6 +129,7 @@ func lastRate(pts []point) (float64, bool) {
 func (c *Console) sampleLoop() {
 	t := time.NewTicker(c.opts.SampleInterval)
 	defer t.Stop()
+	c.warm()
 	for {
 		c.sample()
 		select {
@@ -139,16 +140,31 @@ func (c *Console) sampleLoop() {
 	}
 }
 
-func (c *Console) sample() {
-	ctx, cancel := context.WithTimeout(context.Background(), c.opts.SampleInterval)
-	defer cancel()
-	go func() { // Close cuts a sample short
+// stoppable is a context that ends after d or at Close.
+func (c *Console) stoppable(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	go func() {
 		select {
 		case <-c.stop:
 			cancel()
 		case <-ctx.Done():
 		}
 	}()
+	return ctx, cancel
+}
+
+// warm fetches the lists of names once at start, so that the first list
+// page does not wait for them.
+func (c *Console) warm() {
+	ctx, cancel := c.stoppable(4 * c.opts.Timeout)
+	defer cancel()
+	c.topicList.get(ctx, c)
+	c.groupList.get(ctx, c)
+}
+
+func (c *Console) sample() {
+	ctx, cancel := c.stoppable(c.opts.SampleInterval)
+	defer cancel()
 	if bs, err := c.brokers(ctx); err == nil {
 		c.recordBrokers(bs, time.Now())
 	}

@@ -86,23 +86,21 @@ func (c *Console) topicsPage(ctx context.Context, r *http.Request) (view, error)
 	if kind == "" {
 		kind = "normal"
 	}
-	names, err := c.ac.TopicList(ctx)
+	t0 := time.Now()
+	all, err := c.topicList.get(ctx, c)
 	if err != nil {
 		return view{}, err
 	}
-	lq := strings.ToLower(q)
-	var match []string
-	for _, n := range names {
-		if (kind == "all" || topicKind(n) == kind) && (lq == "" || strings.Contains(strings.ToLower(n), lq)) {
-			match = append(match, n)
-		}
-	}
+	timed(ctx, "names", t0)
+	match := all.filter(q, kind)
 	d := topicsData{Q: q, Kind: kind}
 	d.Pager = paginate(len(match), intParam(r, "page", 1), func(p int) string {
 		return link(c.opts.BasePath+"/topics", "q", q, "kind", kind, "page", p)
 	})
 	// Only the page's topics are looked up, one route each.
+	timed(ctx, "filter", t0)
 	page := match[d.Pager.From:d.Pager.To]
+	t1 := time.Now()
 	d.Rows = make([]topicRow, len(page))
 	parallel(len(page), 8, func(i int) {
 		row := topicRow{Name: page[i], Kind: topicKind(page[i])}
@@ -120,9 +118,12 @@ func (c *Console) topicsPage(ctx context.Context, r *http.Request) (view, error)
 		}
 		d.Rows[i] = row
 	})
+	timed(ctx, "routes", t1)
+	t2 := time.Now()
 	if ci, err := c.ac.ClusterInfo(ctx); err == nil {
 		d.Clusters = slices.Sorted(maps.Keys(ci.ClusterAddrTable))
 	}
+	timed(ctx, "clusters", t2)
 	return view{Template: "topics.html", Title: "Topics", Nav: "topics", Data: d}, nil
 }
 
@@ -301,6 +302,7 @@ func (c *Console) topicUpdate(ctx context.Context, r *http.Request) (string, str
 			return "", "", err
 		}
 	}
+	c.topicList.drop()
 	return link("/topic", "t", topic), fmt.Sprintf("topic %s saved on %d broker(s)", topic, len(addrs)), nil
 }
 
@@ -329,6 +331,7 @@ func (c *Console) topicDelete(ctx context.Context, r *http.Request) (string, str
 	if err := c.ac.DeleteTopicInNamesrv(ctx, topic); err != nil {
 		return "", "", err
 	}
+	c.topicList.drop()
 	return "/topics", "topic " + topic + " deleted", nil
 }
 
