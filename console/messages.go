@@ -337,21 +337,41 @@ func (c *Console) track(ctx context.Context, m *message.Message, broker string) 
 	return out
 }
 
-// messageResend hands a message to one consumer of a group, which runs
-// its listener on it (CONSUME_MESSAGE_DIRECTLY, as the dashboard resends
-// messages and dead letters).
+// messageResend resends a message to a consumer group, one of two ways:
+// "direct" (the default) hands it to one consumer of the group, which
+// runs its listener on it (CONSUME_MESSAGE_DIRECTLY, as the dashboard
+// resends messages and dead letters); "retry" puts a copy on the group's
+// retry topic %RETRY%group, with its original topic in RETRY_TOPIC, so
+// that whichever consumer of the group holds the queue gets it as a
+// retry. Clients that look up a listener by topic (the Go client) have
+// none for a %DLQ% topic: a dead letter goes back through "retry".
 func (c *Console) messageResend(ctx context.Context, r *http.Request) (string, string, error) {
 	group, topic, id := strings.TrimSpace(r.PostFormValue("group")), strings.TrimSpace(r.PostFormValue("topic")), strings.TrimSpace(r.PostFormValue("id"))
 	if err := errors.Join(validName("group", group), validName("topic", topic)); err != nil {
 		return "", "", err
 	}
-	host, _, err := message.ParseOffsetMsgID(id)
+	host, off, err := message.ParseOffsetMsgID(id)
 	if err != nil {
 		return "", "", badRequest("resend needs the message's offset id: %v", err)
 	}
 	addr := host.String()
 	if _, ok := c.brokerName(ctx, addr); !ok {
 		return "", "", badRequest("the message id %s names no broker of this cluster", id)
+	}
+	back := cmp.Or(r.PostFormValue("back"), link("/message", "t", topic, "id", id))
+	if !strings.HasPrefix(back, "/") || strings.HasPrefix(back, "//") {
+		back = "/"
+	}
+	if r.PostFormValue("how") == "retry" {
+		m, err := c.ac.ViewMessage(ctx, addr, off)
+		if err != nil {
+			return "", "", err
+		}
+		res, err := c.sendToRetry(ctx, group, m)
+		if err != nil {
+			return "", "", err
+		}
+		return back, fmt.Sprintf("resent %s to %s as a retry: %s, new id %s", id, group, res.Status, res.MsgID), nil
 	}
 	cc, err := c.ac.ConsumerConnection(ctx, addr, group)
 	if err != nil && !admin.IsCode(err, remoting.ConsumerNotOnline) {
@@ -370,11 +390,52 @@ func (c *Console) messageResend(ctx context.Context, r *http.Request) (string, s
 	if err != nil {
 		return "", "", err
 	}
-	back := cmp.Or(r.PostFormValue("back"), link("/message", "t", topic, "id", id))
-	if !strings.HasPrefix(back, "/") || strings.HasPrefix(back, "//") {
-		back = "/"
-	}
 	return back, fmt.Sprintf("resent %s to %s of %s: %s %s", id, client, group, res.ConsumeResult, res.Remark), nil
+}
+
+// systemProps are the properties of a stored message that a copy sent
+// again must not carry: the broker's and the first send's own.
+var systemProps = map[string]bool{
+	message.PropertyUniqClientMessageIDKeyIndex: true, message.PropertyWaitStoreMsgOK: true, message.PropertyDelayTimeLevel: true,
+	message.PropertyRealTopic: true, message.PropertyRealQueueID: true, message.PropertyTransactionPrepared: true,
+	message.PropertyMinOffset: true, message.PropertyMaxOffset: true, message.PropertyReconsumeTime: true,
+	message.PropertyConsumeStartTimestamp: true, message.PropertyMaxReconsumeTimes: true, message.PropertyTraceSwitch: true,
+	message.PropertyTransactionPreparedQueueOffset: true, message.PropertyTransactionCheckTimes: true, message.PropertyInnerNum: true,
+	message.PropertyInnerBase: true, message.PropertyDupInfo: true, message.PropertyExtendUniqInfo: true,
+	message.PropertyKeys: true, message.PropertyTags: true,
+}
+
+// sendToRetry sends a copy of m to a writable queue of %RETRY%group.
+func (c *Console) sendToRetry(ctx context.Context, group string, m *message.Message) (*admin.SendResult, error) {
+	retry := message.RetryTopicPrefix + group
+	route, err := c.ac.TopicRoute(ctx, retry)
+	if admin.IsCode(err, remoting.TopicNotExist) {
+		return nil, badRequest("group %s has no retry topic %s: no consumer of it has started", group, retry)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rv := admin.NewRouteView(route)
+	qs := admin.WriteQueues(retry, rv)
+	if len(qs) == 0 {
+		return nil, fmt.Errorf("topic %s: %w", retry, admin.ErrNoQueue)
+	}
+	props := message.ParseProperties(m.Properties)
+	copied := map[string]string{}
+	for k, v := range props {
+		if !systemProps[k] {
+			copied[k] = v
+		}
+	}
+	if copied[message.PropertyRetryTopic] == "" {
+		copied[message.PropertyRetryTopic] = m.Topic
+	}
+	if copied[message.PropertyOriginMessageID] == "" {
+		copied[message.PropertyOriginMessageID] = message.OffsetMsgID(m.StoreHost, m.PhysicalOffset)
+	}
+	q := qs[int(m.PhysicalOffset)%len(qs)]
+	return c.ac.Send(ctx, rv.Masters[q.BrokerName], admin.SendRequest{Queue: q, Body: m.Body,
+		Tags: props[message.PropertyTags], Keys: props[message.PropertyKeys], Properties: copied})
 }
 
 type dlqData struct {

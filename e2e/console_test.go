@@ -40,8 +40,8 @@ func startConsole(t *testing.T, s *system, opts console.Options) string {
 	return srv.URL + opts.BasePath
 }
 
-// page is one GET of a console page.
-type page struct {
+// consolePage is one GET of a console page.
+type consolePage struct {
 	status int
 	body   string
 	server time.Duration // the Server-Timing the console reports
@@ -50,14 +50,14 @@ type page struct {
 
 var serverTiming = regexp.MustCompile(`app;dur=([0-9.]+)`)
 
-func getPage(t *testing.T, u string) page {
+func getPage(t *testing.T, u string) consolePage {
 	t.Helper()
 	resp, err := http.Get(u)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	p := page{status: resp.StatusCode, body: string(b), timing: strings.Join(resp.Header.Values("Server-Timing"), ", ")}
+	p := consolePage{status: resp.StatusCode, body: string(b), timing: strings.Join(resp.Header.Values("Server-Timing"), ", ")}
 	if m := serverTiming.FindStringSubmatch(p.timing); m != nil {
 		ms, _ := strconv.ParseFloat(m[1], 64)
 		p.server = time.Duration(ms * float64(time.Millisecond))

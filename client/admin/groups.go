@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,11 +39,37 @@ func (c *Client) AllSubscriptionGroups(ctx context.Context, addr string) ([]Subs
 // ConsumeDirectlyResult is a consumer's answer to CONSUME_MESSAGE_DIRECTLY
 // (ConsumeMessageDirectlyResult).
 type ConsumeDirectlyResult struct {
-	Order          bool   `json:"order"`
-	AutoCommit     bool   `json:"autoCommit"`
-	ConsumeResult  string `json:"consumeResult"` // CR_SUCCESS, CR_LATER, CR_THROW_EXCEPTION, ...
-	Remark         string `json:"remark"`
-	SpentTimeMills int64  `json:"spentTimeMills"`
+	Order          bool          `json:"order"`
+	AutoCommit     bool          `json:"autoCommit"`
+	ConsumeResult  ConsumeResult `json:"consumeResult"`
+	Remark         string        `json:"remark"`
+	SpentTimeMills int64         `json:"spentTimeMills"`
+}
+
+// ConsumeResult is how a consumer's listener took a message (Java's
+// CMResult: CR_SUCCESS, CR_LATER, CR_ROLLBACK, CR_COMMIT,
+// CR_THROW_EXCEPTION, CR_RETURN_NULL). Java clients send the name, the Go
+// client its number; both are read.
+type ConsumeResult string
+
+var consumeResults = []ConsumeResult{"CR_SUCCESS", "CR_LATER", "CR_ROLLBACK", "CR_COMMIT", "CR_THROW_EXCEPTION", "CR_RETURN_NULL"}
+
+// UnmarshalJSON reads a name or a number.
+func (r *ConsumeResult) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*r = ConsumeResult(s)
+		return nil
+	}
+	var n int
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("consume result %s is neither a name nor a number", b)
+	}
+	if n < 0 || n >= len(consumeResults) {
+		return fmt.Errorf("consume result %d is not one of CMResult's", n)
+	}
+	*r = consumeResults[n]
+	return nil
 }
 
 // ConsumeMessageDirectly asks a broker to hand the message with an offset

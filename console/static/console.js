@@ -15,13 +15,18 @@ document.addEventListener("DOMContentLoaded", function () {
   document.querySelectorAll("input[data-tz]").forEach(function (i) {
     i.value = String(new Date().getTimezoneOffset());
   });
-  // A form is sent once: its button is disabled while the page loads.
+  // A form is sent once. (Its buttons stay enabled: a disabled button
+  // would drop its name and value, which some forms carry.)
   document.querySelectorAll("form[method=post]").forEach(function (f) {
     f.addEventListener("submit", function (e) {
       if (e.defaultPrevented) {
         return;
       }
-      f.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+      if (f.dataset.sent) {
+        e.preventDefault();
+        return;
+      }
+      f.dataset.sent = "1";
     });
   });
 });
