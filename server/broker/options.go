@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -104,6 +105,9 @@ type Options struct {
 	// MetricsLabel adds labels to every metric (metricsLabel):
 	// "key:value,key:value".
 	MetricsLabel string
+	// HTTPHandlers are served beside the metrics, on their port, by
+	// ServeMux pattern: cmd/broker mounts the web console on "/console/".
+	HTTPHandlers map[string]http.Handler
 	// BrokerRole is ASYNC_MASTER (default), SYNC_MASTER or SLAVE
 	// (brokerRole). A master's BrokerID is made 0, as RocketMQ does; a
 	// slave's must be at least 1.
