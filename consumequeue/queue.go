@@ -198,6 +198,14 @@ func (q *Queue) recover() error {
 			files[0].Path(), q.fileSize)
 	}
 	start := max(len(files)-3, 0)
+	// One fd a file for the few reads below (files not mapped are read
+	// with pread), closed when recovery is done: no mapping is made.
+	for _, f := range append(files[start:], files[0]) {
+		if err := f.OpenFD(); err != nil {
+			return err
+		}
+		defer f.CloseFD()
+	}
 	end := files[start].From()
 	var st scanState
 	for _, f := range files[start:] {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rocketstore/rocketstore/mappedfile"
 )
@@ -56,6 +57,7 @@ func OpenTable(root string, opts Options) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consumequeue: open table: %w", err)
 	}
+	var keys []key
 	for _, te := range topics {
 		if !te.IsDir() {
 			continue
@@ -70,15 +72,47 @@ func OpenTable(root string, opts Options) (*Table, error) {
 				t.log.Warn("skipping a folder that is not a queue id", "path", filepath.Join(root, te.Name(), ie.Name()))
 				continue
 			}
-			q, err := t.open(te.Name(), id)
-			if err != nil {
-				return nil, errors.Join(err, t.Close())
-			}
-			t.queues[key{te.Name(), id}] = q
+			keys = append(keys, key{te.Name(), id})
 		}
+	}
+	if err := t.openAll(keys); err != nil {
+		return nil, errors.Join(err, t.Close())
 	}
 	t.log.Info("consume queues loaded", "root", root, "queues", len(t.queues))
 	return t, nil
+}
+
+// openWorkers is how many queues OpenTable opens at a time: opening one is
+// a few system calls that wait on the filesystem more than on a core.
+const openWorkers = 8
+
+// openAll opens the queues of keys, openWorkers at a time, into the table.
+func (t *Table) openAll(keys []key) error {
+	qs := make([]*Queue, len(keys))
+	errs := make([]error, len(keys))
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range min(openWorkers, len(keys)) {
+		wg.Go(func() {
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= len(keys) {
+					return
+				}
+				if qs[i], errs[i] = t.open(keys[i].topic, keys[i].id); errs[i] != nil {
+					failed.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, q := range qs {
+		if q != nil {
+			t.queues[keys[i]] = q
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // parseQueueID accepts only the form strconv.Itoa writes, so that two

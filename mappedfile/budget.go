@@ -327,11 +327,13 @@ func (f *File) WriteAt(p []byte, off int) error {
 
 // pwrite writes p at off with pwrite(2), by an fd opened for the call.
 func (f *File) pwrite(p []byte, off int) error {
-	fd, err := unix.Open(f.path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	fd, opened, err := f.takeFD()
 	if err != nil {
-		return fmt.Errorf("mappedfile: open %s: %w", f.path, err)
+		return err
 	}
-	defer unix.Close(fd)
+	if opened {
+		defer unix.Close(fd)
+	}
 	for len(p) > 0 {
 		k, err := unix.Pwrite(fd, p, int64(off))
 		if err != nil {
@@ -345,11 +347,13 @@ func (f *File) pwrite(p []byte, off int) error {
 // pread reads p at off with pread(2), by an fd opened for the call. No
 // closure: p must not escape (ReadAt does not allocate).
 func (f *File) pread(p []byte, off int) (int, error) {
-	fd, err := unix.Open(f.path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, opened, err := f.takeFD()
 	if err != nil {
-		return 0, fmt.Errorf("mappedfile: open %s: %w", f.path, err)
+		return 0, err
 	}
-	defer unix.Close(fd)
+	if opened {
+		defer unix.Close(fd)
+	}
 	got := 0
 	for got < len(p) {
 		k, err := unix.Pread(fd, p[got:], int64(off+got))

@@ -27,8 +27,9 @@ type File struct {
 	// for mmap (a mapping needs no fd, and 100,000 queues would hold
 	// 100,000 of them).
 	fd     *os.File
-	region Region // nil while a file under a budget is not mapped
-	data   []byte // region.Bytes()
+	keptFD atomic.Int64 // 1 + an fd OpenFD keeps open until CloseFD; 0 when none
+	region Region       // nil while a file under a budget is not mapped
+	data   []byte       // region.Bytes()
 
 	// sparse: made as a hole, disk allocated ahead of the writer by
 	// Reserve up to allocated (writer only). See sparse.go.
@@ -618,6 +619,7 @@ func (f *File) Release() error {
 	if f.fd != nil {
 		err = errors.Join(err, f.fd.Close())
 	}
+	err = errors.Join(err, f.CloseFD())
 	if err != nil {
 		return fmt.Errorf("mappedfile: close %s: %w", f.path, err)
 	}

@@ -25,18 +25,62 @@ const maxReserveStep = 64 << 10
 // mapper needed it, else one opened for the call (a mapped file keeps no
 // fd: with 100,000 queues that would be 100,000 fds).
 func (f *File) withFD(fn func(fd int) error) error {
+	fd, opened, err := f.takeFD()
+	if err != nil {
+		return err
+	}
+	err = fn(fd)
+	if opened {
+		if cerr := unix.Close(fd); err == nil && cerr != nil {
+			err = fmt.Errorf("mappedfile: close %s: %w", f.path, cerr)
+		}
+	}
+	return err
+}
+
+// takeFD returns a descriptor of the file: the one kept (for the Mapper,
+// or by OpenFD), or a new one the caller closes (opened).
+func (f *File) takeFD() (fd int, opened bool, err error) {
 	if f.fd != nil {
-		return fn(int(f.fd.Fd()))
+		return int(f.fd.Fd()), false, nil
+	}
+	if kept := f.keptFD.Load(); kept > 0 {
+		return int(kept - 1), false, nil
+	}
+	fd, err = unix.Open(f.path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, false, fmt.Errorf("mappedfile: open %s: %w", f.path, err)
+	}
+	return fd, true, nil
+}
+
+// OpenFD keeps an fd of the file open until CloseFD, for a run of
+// ReadAt, WriteAt and NonZeroAfter calls on a file that is not mapped
+// (recovery reads a few chunks of every queue): one open instead of one
+// per call. Only the goroutine that owns the file then (the opener) may
+// call it.
+func (f *File) OpenFD() error {
+	if f.fd != nil || f.keptFD.Load() > 0 {
+		return nil
 	}
 	fd, err := unix.Open(f.path, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("mappedfile: open %s: %w", f.path, err)
 	}
-	err = fn(fd)
-	if cerr := unix.Close(fd); err == nil && cerr != nil {
-		err = fmt.Errorf("mappedfile: close %s: %w", f.path, cerr)
+	f.keptFD.Store(int64(fd) + 1)
+	return nil
+}
+
+// CloseFD closes the fd OpenFD kept.
+func (f *File) CloseFD() error {
+	kept := f.keptFD.Swap(0)
+	if kept <= 0 {
+		return nil
 	}
-	return err
+	if err := unix.Close(int(kept - 1)); err != nil {
+		return fmt.Errorf("mappedfile: close %s: %w", f.path, err)
+	}
+	return nil
 }
 
 // Sparse reports whether the file was made sparse (see FileOptions.Sparse).
