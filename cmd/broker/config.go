@@ -147,6 +147,8 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.Store.CommitLogFileSize = int(num(k, v))
 		case "mappedFileSizeConsumeQueue":
 			o.Store.ConsumeQueueFileUnits = int(num(k, v) / 20)
+		case "maxMappedConsumeQueueFiles": // ours: see store.Options.MaxMappedConsumeQueueFiles
+			o.Store.MaxMappedConsumeQueueFiles = int(num(k, v))
 		case "maxMessageSize":
 			o.Store.MaxMessageSize = int(num(k, v))
 		case "fileReservedTime":
