@@ -25,7 +25,7 @@ build:
 
 ## run: the broker on its embedded defaults (name server :9876, broker :10911),
 ## started in ./run so that its store is ./run/store; metrics, /healthz and
-## pprof on http://127.0.0.1:5557
+## pprof on http://127.0.0.1:5557, the web console on http://127.0.0.1:5557/console/
 run: build
 	mkdir -p run && cd run && ../bin/broker -metricsExporterType PROM
 

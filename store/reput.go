@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rocketstore/rocketstore/commitlog"
 	"github.com/rocketstore/rocketstore/consumequeue"
 	"github.com/rocketstore/rocketstore/indexfile"
@@ -433,6 +435,13 @@ func (d *dispatcher) failed(off int64, err error) {
 	}
 	d.failedAt = off + 1
 	d.flags.set(dispatchStopped, fmt.Errorf("dispatch stopped at CommitLog offset %d: %w: %w", off, ErrDispatchStopped, err))
+	if errors.Is(err, unix.ENOSPC) && !d.flags.has(diskFull) {
+		// A ConsumeQueue (or index) file found no disk for its next
+		// units: the disk is full, as for the CommitLog (noSpace), until
+		// expiry finds room again.
+		d.flags.set(diskFull, fmt.Errorf("no space left on the disk for consume queue or index units; free space or lower fileReservedTime: %w: %w",
+			ErrDiskFull, err))
+	}
 }
 
 // dispatchProperties are the properties dispatch reads, found in one pass.

@@ -147,6 +147,8 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.Store.CommitLogFileSize = int(num(k, v))
 		case "mappedFileSizeConsumeQueue":
 			o.Store.ConsumeQueueFileUnits = int(num(k, v) / 20)
+		case "maxMappedConsumeQueueFiles": // ours: see store.Options.MaxMappedConsumeQueueFiles
+			o.Store.MaxMappedConsumeQueueFiles = int(num(k, v))
 		case "maxMessageSize":
 			o.Store.MaxMessageSize = int(num(k, v))
 		case "fileReservedTime":
@@ -171,6 +173,8 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.TransactionTimeout = time.Duration(num(k, v)) * time.Millisecond
 		case "litePullMessageEnable":
 			o.DisableLitePullMessage = !boolean(k, v)
+		case "grpcServerPort":
+			o.GRPCServerPort = int(num(k, v))
 		case "enablePropertyFilter":
 			o.DisablePropertyFilter = !boolean(k, v)
 		case "transferMsgByHeap":
@@ -207,8 +211,18 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.MetricsPromExporterPort = int(num(k, v))
 		case "metricsLabel":
 			o.MetricsLabel = v
+		case "compressedRegister":
+			o.CompressedRegister = boolean(k, v)
+		case "enableSplitRegistration":
+			o.EnableSplitRegistration = boolean(k, v)
+		case "splitRegistrationSize":
+			o.SplitRegistrationSize = int(num(k, v))
 		default:
-			unknown = append(unknown, k)
+			if ok, err := applyAuthProperty(&o.Auth, k, v); !ok {
+				unknown = append(unknown, k)
+			} else if err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return unknown, errors.Join(errs...)

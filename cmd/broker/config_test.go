@@ -30,6 +30,7 @@ mappedFileSizeCommitLog=1073741824
 messageIndexEnable=true
 maxHashSlotNum=50000
 maxIndexNum=200000
+maxMappedConsumeQueueFiles=5000
 someFutureKey=1
 `
 	props, err := parseProperties(strings.NewReader(conf))
@@ -51,6 +52,7 @@ someFutureKey=1
 	require.False(t, o.Store.DisableIndex)
 	require.Equal(t, 50000, o.Store.IndexHashSlots, "maxHashSlotNum")
 	require.Equal(t, 200000, o.Store.IndexMaxEntries, "maxIndexNum")
+	require.Equal(t, 5000, o.Store.MaxMappedConsumeQueueFiles, "maxMappedConsumeQueueFiles")
 }
 
 func TestApplyProperties_Errors(t *testing.T) {
@@ -158,4 +160,16 @@ func TestApplyProperties_RepairCommitLog(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, unknown)
 	require.True(t, o.Store.RepairCommitLog)
+}
+
+func TestApplyProperties_Registration(t *testing.T) {
+	props, err := parseProperties(strings.NewReader("compressedRegister=true\nenableSplitRegistration=true\nsplitRegistrationSize=500\n"))
+	require.NoError(t, err)
+	var o broker.Options
+	unknown, err := applyProperties(&o, props)
+	require.NoError(t, err)
+	require.Empty(t, unknown)
+	require.True(t, o.CompressedRegister)
+	require.True(t, o.EnableSplitRegistration)
+	require.Equal(t, 500, o.SplitRegistrationSize)
 }
