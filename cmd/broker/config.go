@@ -155,6 +155,8 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.Store.FileReservedTime = time.Duration(num(k, v)) * time.Hour
 		case "deleteWhen":
 			o.Store.DeleteWhen = v
+		case "cleanFileForciblyEnable":
+			o.Store.KeepUnexpiredFiles = !boolean(k, v)
 		case "diskMaxUsedSpaceRatio":
 			o.Store.DiskMaxUsedSpaceRatio = int(num(k, v))
 		case "syncFlushTimeout":
