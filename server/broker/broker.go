@@ -110,6 +110,7 @@ func New(opts Options) (*Broker, error) {
 			"namesrv", opts.NamesrvAddrs, "every", opts.RegisterInterval)
 	}
 	b.wg.Go(b.registerLoop)
+	b.wg.Go(b.metaFlushLoop)
 	if b.masterClient != nil {
 		b.setMasterAddr(b.master()) // a configured MasterAddr
 		b.wg.Go(b.slaveSyncLoop)
@@ -247,9 +248,7 @@ func (b *Broker) consumerHeartbeat(cd *clients.ConsumerData) (bool, error) {
 	}
 	retry := "%RETRY%" + cd.GroupName
 	if _, ok := b.topics.Get(retry); !ok {
-		if _, err := b.topics.CreateInSendMessageBack(retry, max(cfg.RetryQueueNums, 1), protocol.PermRead|protocol.PermWrite, 0); err != nil {
-			b.log.Warn("creating a retry topic failed", "topic", retry, "err", err)
-		}
+		b.topics.CreateLazily(retry, max(cfg.RetryQueueNums, 1), protocol.PermRead|protocol.PermWrite, 0)
 		b.triggerRegister(retry)
 	}
 	return cfg.NotifyConsumerIdsChangedEnable, nil
