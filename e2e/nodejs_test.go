@@ -43,33 +43,45 @@ func nodeModules(t *testing.T) string {
 	return node
 }
 
-// grpcBroker is cmd/broker run with its gRPC endpoint on a free port.
+// grpcBroker is cmd/broker run with its gRPC endpoint on a free port; it
+// can be killed and started again on the same store and ports.
 type grpcBroker struct {
-	addr, grpcAddr string
-	admin          *remoting.Client
+	addr, grpcAddr, nsAddr string
+	bin, dir               string
+	admin                  *remoting.Client
+	cmd                    *exec.Cmd
+	logs                   bytes.Buffer
 }
 
 func startGRPCBroker(t *testing.T) *grpcBroker {
 	t.Helper()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "broker")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/rocketstore/rocketstore/cmd/broker").CombinedOutput(); err != nil {
+	g := &grpcBroker{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), grpcAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		nsAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), bin: filepath.Join(dir, "broker"), dir: dir}
+	if out, err := exec.Command("go", "build", "-o", g.bin, "github.com/rocketstore/rocketstore/cmd/broker").CombinedOutput(); err != nil {
 		t.Fatalf("building the broker: %v\n%s", err, out)
 	}
-	g := &grpcBroker{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), grpcAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
-	_, gport, _ := net.SplitHostPort(g.grpcAddr)
-	cmd := exec.Command(bin, "-namesrv.listen", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "-listen", g.addr,
-		"-store.dir", filepath.Join(dir, "store"), "-grpcServerPort", gport)
-	var logs bytes.Buffer
-	cmd.Stderr = &logs
-	require.NoError(t, cmd.Start())
+	g.admin = adminClient(t)
 	t.Cleanup(func() {
-		stopChild(cmd)
+		if g.cmd != nil {
+			stopChild(g.cmd)
+		}
 		if t.Failed() {
-			t.Logf("broker log:\n%s", logs.String())
+			t.Logf("broker log:\n%s", g.logs.String())
 		}
 	})
-	g.admin = adminClient(t)
+	g.start(t)
+	return g
+}
+
+// start runs the broker and waits until both its ports answer.
+func (g *grpcBroker) start(t *testing.T) {
+	t.Helper()
+	_, gport, _ := net.SplitHostPort(g.grpcAddr)
+	g.cmd = exec.Command(g.bin, "-namesrv.listen", g.nsAddr, "-listen", g.addr,
+		"-store.dir", filepath.Join(g.dir, "store"), "-grpcServerPort", gport)
+	g.cmd.Stderr = &g.logs
+	require.NoError(t, g.cmd.Start())
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", g.grpcAddr, time.Second)
@@ -79,14 +91,21 @@ func startGRPCBroker(t *testing.T) *grpcBroker {
 			resp, err := g.admin.Invoke(ctx, g.addr, remoting.NewRequest(remoting.GetBrokerRuntimeInfo, nil, nil))
 			cancel()
 			if err == nil && resp.Code == remoting.Success {
-				return g
+				return
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the broker did not come up:\n%s", logs.String())
+			t.Fatalf("the broker did not come up:\n%s", g.logs.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// kill SIGKILLs the broker and waits for it to be gone.
+func (g *grpcBroker) kill() {
+	g.cmd.Process.Kill()
+	g.cmd.Wait()
+	g.cmd = nil
 }
 
 func (g *grpcBroker) topic(t *testing.T, name, messageType string) {
