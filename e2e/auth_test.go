@@ -346,9 +346,64 @@ func TestAuth_GoClientWithCredentials(t *testing.T) {
 		require.Equal(t, auth.UserInfo{Username: aliceUser, UserType: "Normal", UserStatus: "enable"}, ui)
 	})
 
+	t.Run("mqadmin", func(t *testing.T) { mqadminAuth(t, b) })
+
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		b.stop(sig)
 		b.start()
 		t.Run("after "+sig.String(), checkPolicies)
 	}
+}
+
+// mqadminAuth runs mqadmin's ACL 2.0 subcommands against the broker, as
+// root through $ROCKETMQ_HOME/conf/tools.yml, and without credentials.
+func mqadminAuth(t *testing.T, b *authBroker) {
+	home := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "conf"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(home, "conf", "tools.yml"),
+		[]byte(fmt.Sprintf("accessKey: %s\nsecretKey: %s\n", rootUser, rootPass)), 0o600))
+	env := []string{"ROCKETMQ_HOME=" + home}
+	run := func(args ...string) mqResult {
+		return runMQAdmin(t, env, append(args, "-n", b.ns, "--timeout", "30s")...)
+	}
+	ok := func(args ...string) string {
+		t.Helper()
+		r := run(args...)
+		require.Equal(t, 0, r.code, "mqadmin %v: %s%s", args, r.stderr, r.stdout)
+		return r.stdout
+	}
+	ok("createUser", "-c", "AuthCluster", "-u", "bob", "-p", "bob-secret-1")
+	ok("createAcl", "-c", "AuthCluster", "-s", "User:bob", "-r", "Topic:orders,Group:gBob", "-a", "Pub,Sub", "-d", "Allow", "-i", "127.0.0.1,10.0.0.0/8")
+	ok("updateAcl", "-b", b.addr, "-s", "User:bob", "-r", "Topic:forbidden", "-a", "Pub", "-d", "Deny")
+	var users map[string][]auth.UserInfo
+	require.NoError(t, json.Unmarshal([]byte(ok("getUser", "-b", b.addr, "-u", "bob", "--json")), &users))
+	require.Equal(t, []auth.UserInfo{{Username: "bob", UserType: "Normal", UserStatus: "enable"}}, users[b.addr])
+	out := ok("listUser", "-c", "AuthCluster")
+	require.Contains(t, out, "bob")
+	require.NotContains(t, out, "bob-secret-1")
+	require.NotContains(t, out, rootPass)
+	var acls map[string][]auth.AclInfo
+	require.NoError(t, json.Unmarshal([]byte(ok("getAcl", "-b", b.addr, "-s", "User:bob", "--json")), &acls))
+	require.Len(t, acls[b.addr], 1)
+	require.Len(t, acls[b.addr][0].Policies[0].Entries, 3)
+	require.Contains(t, ok("listAcl", "-b", b.addr, "-r", "Topic:forbidden"), "Deny")
+
+	p := authProducer(t, b, "bob", "bob-secret-1")
+	require.NoError(t, sendOne(p, "orders", "from bob"))
+	requireRefused(t, sendOne(p, "forbidden", "x"), "bob's Deny")
+	ok("updateUser", "-b", b.addr, "-u", "bob", "-s", "disable")
+	requireRefused(t, sendOne(p, "orders", "x"), "a disabled user")
+	ok("copyAcl", "-f", b.addr, "-t", b.addr, "-s", "User:bob")
+	ok("deleteAcl", "-b", b.addr, "-s", "User:bob", "-r", "Topic:forbidden")
+	require.NotContains(t, ok("getAcl", "-b", b.addr, "-s", "User:bob"), "Topic:forbidden")
+	ok("deleteUser", "-c", "AuthCluster", "-u", "bob")
+	require.NotContains(t, ok("listUser", "-b", b.addr), "bob")
+	require.NotEqual(t, 0, run("copyUser", "-f", b.addr, "-t", b.addr, "-u", "alice").code, "passwords are never answered")
+
+	// Without credentials (no tools.yml) the broker refuses them.
+	r := runMQAdmin(t, []string{"ROCKETMQ_HOME="}, "createUser", "-b", b.addr, "-u", "eve", "-p", "eve-secret", "-t", "Super", "-n", b.ns, "--timeout", "30s")
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Contains(t, r.stderr, "code 16")
+	r = runMQAdmin(t, []string{"ROCKETMQ_HOME="}, "topicRoute", "-t", "orders", "-n", b.ns, "--timeout", "30s")
+	require.Equal(t, 0, r.code, "route reads stay open: %s", r.stderr)
 }
