@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +34,7 @@ type authBroker struct {
 	ns, addr       string
 	cmd            *exec.Cmd
 	exited         chan struct{}
+	rc             *remoting.Client // the test's own calls (over TLS when tlsOnly)
 }
 
 const (
@@ -39,10 +42,21 @@ const (
 	aliceUser, alicePass = "alice", "alice-secret-1"
 )
 
-func startAuthBroker(t *testing.T, extraConf string) *authBroker {
+func startAuthBroker(t *testing.T, extraConf string, tlsOnly bool) *authBroker {
 	t.Helper()
 	dir := t.TempDir()
 	b := &authBroker{t: t, dir: dir, bin: filepath.Join(dir, "broker"), conf: filepath.Join(dir, "broker.conf")}
+	ro := remoting.Options{}
+	if tlsOnly {
+		ro.Dial = func(ctx context.Context, addr string) (net.Conn, error) {
+			d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}}
+			return d.DialContext(ctx, "tcp", addr)
+		}
+	}
+	rc, err := remoting.NewClient(ro)
+	require.NoError(t, err)
+	b.rc = rc
+	t.Cleanup(func() { rc.Close() })
 	build := exec.Command("go", "build", "-o", b.bin, "github.com/rocketstore/rocketstore/cmd/broker")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building the broker: %s", out)
@@ -78,13 +92,10 @@ func (b *authBroker) start() {
 	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); close(done) }(b.cmd, b.exited)
 	// Ready when the name server routes the broker's default topic (an
 	// open read), which it does once the broker registered (signed).
-	c, err := remoting.NewClient(remoting.Options{})
-	require.NoError(t, err)
-	defer c.Close()
 	require.Eventually(t, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		resp, err := c.Invoke(ctx, b.ns, remoting.NewRequest(remoting.GetRouteInfoByTopic, map[string]string{"topic": "TBW102"}, nil))
+		resp, err := b.rc.Invoke(ctx, b.ns, remoting.NewRequest(remoting.GetRouteInfoByTopic, map[string]string{"topic": "TBW102"}, nil))
 		return err == nil && resp.Code == remoting.Success
 	}, 30*time.Second, 50*time.Millisecond, "the broker did not come up")
 }
@@ -115,7 +126,11 @@ func (b *authBroker) callAt(addr, ak, sk string, req *remoting.Command) *remotin
 	if ak != "" {
 		auth.SignCommand(req, ak, sk)
 	}
-	return invoke(b.t, addr, req)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := b.rc.Invoke(ctx, addr, req)
+	require.NoError(b.t, err)
+	return resp
 }
 
 func (b *authBroker) root(code int, ext map[string]string, body any) *remoting.Command {
@@ -134,13 +149,10 @@ func (b *authBroker) root(code int, ext map[string]string, body any) *remoting.C
 func (b *authBroker) createTopic(topic string) {
 	b.t.Helper()
 	b.root(remoting.UpdateAndCreateTopic, map[string]string{"topic": topic, "readQueueNums": "2", "writeQueueNums": "2", "perm": "6"}, nil)
-	c, err := remoting.NewClient(remoting.Options{})
-	require.NoError(b.t, err)
-	defer c.Close()
 	require.Eventually(b.t, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		resp, err := c.Invoke(ctx, b.ns, remoting.NewRequest(remoting.GetRouteInfoByTopic, map[string]string{"topic": topic}, nil))
+		resp, err := b.rc.Invoke(ctx, b.ns, remoting.NewRequest(remoting.GetRouteInfoByTopic, map[string]string{"topic": topic}, nil))
 		return err == nil && resp.Code == remoting.Success
 	}, 10*time.Second, 20*time.Millisecond, "no route of %s", topic)
 }
@@ -159,10 +171,11 @@ func (b *authBroker) maxOffset(topic string) int64 {
 	return n
 }
 
-func authProducer(t *testing.T, b *authBroker, ak, sk string) rocketmq.Producer {
+func authProducer(t *testing.T, b *authBroker, ak, sk string, more ...producer.Option) rocketmq.Producer {
 	t.Helper()
 	opts := []producer.Option{producer.WithNameServer([]string{b.ns}), producer.WithGroupName(unique("APG")),
 		producer.WithInstanceName(unique("api")), producer.WithRetry(0), producer.WithSendMsgTimeout(5 * time.Second)}
+	opts = append(opts, more...)
 	if ak != "" {
 		opts = append(opts, producer.WithCredentials(primitive.Credentials{AccessKey: ak, SecretKey: sk}))
 	}
@@ -197,7 +210,7 @@ func requireRefused(t *testing.T, err error, what string) {
 // credentials against cmd/broker with authentication and authorization
 // on, through restarts.
 func TestAuth_GoClientWithCredentials(t *testing.T) {
-	b := startAuthBroker(t, "")
+	b := startAuthBroker(t, "", false)
 	for _, topic := range []string{"orders", "forbidden", "secret1", "second", "iponly"} {
 		b.createTopic(topic)
 	}
