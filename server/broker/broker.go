@@ -212,7 +212,7 @@ func (b *Broker) listen() error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", b.opts.ListenAddr, err)
 	}
-	b.ln = ln
+	b.ln = remoting.TLSListener(ln, b.opts.TLS, b.opts.TLSMode)
 	port := ln.Addr().(*net.TCPAddr).Port
 	if !b.opts.NoVIPChannel && port > 2 {
 		host, _, _ := net.SplitHostPort(b.opts.ListenAddr)
@@ -220,7 +220,7 @@ func (b *Broker) listen() error {
 		if err != nil {
 			b.log.Warn("the VIP channel (listen port - 2) is not served", "err", err)
 		} else {
-			b.vip = vip
+			b.vip = remoting.TLSListener(vip, b.opts.TLS, b.opts.TLSMode)
 		}
 	}
 	return nil
