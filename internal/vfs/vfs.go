@@ -13,6 +13,9 @@ import (
 type FS interface {
 	// Create creates or truncates name for writing.
 	Create(name string) (File, error)
+	// OpenAppend opens name for writing at its end, creating it if it
+	// does not exist.
+	OpenAppend(name string) (File, error)
 	// ReadFile returns the content of name.
 	ReadFile(name string) ([]byte, error)
 	// Rename renames oldname to newname, replacing newname.
@@ -41,6 +44,11 @@ type OS struct{}
 // Create implements FS.
 func (OS) Create(name string) (File, error) {
 	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+}
+
+// OpenAppend implements FS.
+func (OS) OpenAppend(name string) (File, error) {
+	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 }
 
 // ReadFile implements FS.

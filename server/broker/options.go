@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/rocketstore/rocketstore/ha"
+	"github.com/rocketstore/rocketstore/server/auth"
 	"github.com/rocketstore/rocketstore/store"
 )
 
@@ -32,6 +34,15 @@ type Options struct {
 	NamesrvAddrs []string
 	// RegisterInterval is how often the broker registers; 0 means 30 s.
 	RegisterInterval time.Duration
+	// CompressedRegister sends REGISTER_BROKER bodies zlib-compressed
+	// (compressedRegister): a body of 25,000 topics shrinks some tenfold.
+	CompressedRegister bool
+	// EnableSplitRegistration registers a topic table of SplitRegistrationSize
+	// topics or more in parts of that many (enableSplitRegistration).
+	EnableSplitRegistration bool
+	// SplitRegistrationSize is the part size of split registration; 0
+	// means 800 (splitRegistrationSize).
+	SplitRegistrationSize int
 	// StoreDir is the store's root (storePathRootDir); "" means ./store.
 	StoreDir string
 	// Store configures the store; its StoreHost is set from BrokerIP1 and
@@ -69,6 +80,10 @@ type Options struct {
 	// (enablePropertyFilter=false). Property filters are on by default
 	// here; RocketMQ's enablePropertyFilter defaults to false.
 	DisablePropertyFilter bool
+	// GRPCServerPort is the port of the RocketMQ 5 gRPC endpoint
+	// (grpcServerPort), which cmd/broker serves with server/proxy in this
+	// process: 0 means 8081, -1 off. The broker itself does not use it.
+	GRPCServerPort int
 	// TraceTopicEnable creates the message trace topic MsgTraceTopicName
 	// at start (traceTopicEnable), so clients' message trace works.
 	TraceTopicEnable bool
@@ -122,8 +137,21 @@ type Options struct {
 	// HA tunes replication (haSendHeartbeatInterval, haHousekeepingInterval,
 	// haTransferBatchSize, haMaxGapNotInSync, slaveTimeout).
 	HA ha.Options
+	// Auth is access control (authenticationEnabled, authorizationEnabled,
+	// ...): users and ACLs kept in config/auth.json under StoreDir. The
+	// zero value checks nothing.
+	Auth auth.Config
+	// Authority, when not nil, is the users and ACLs to check with (one
+	// shared with an embedded name server); nil opens config/auth.json.
+	Authority *auth.Authority
 	// Logger receives the broker's logs; nil discards.
 	Logger *slog.Logger
+}
+
+// AuthFile is where the users and ACLs are kept: config/auth.json under
+// the store root.
+func (o Options) AuthFile() string {
+	return filepath.Join(o.withDefaults().StoreDir, "config", auth.FileName)
 }
 
 func (o Options) withDefaults() Options {
@@ -144,6 +172,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RegisterInterval == 0 {
 		o.RegisterInterval = 30 * time.Second
+	}
+	if o.SplitRegistrationSize <= 0 {
+		o.SplitRegistrationSize = 800
 	}
 	if o.StoreDir == "" {
 		o.StoreDir = "store"

@@ -32,6 +32,9 @@ type BrokerRegistration struct {
 	Topics             protocol.TopicConfigSerializeWrapper
 	// FilterServerList: nil leaves the broker's filter servers as they are.
 	FilterServerList []string
+	// Compressed sends the body zlib-compressed (the broker's
+	// compressedRegister); only RegisterRequest reads it.
+	Compressed bool
 }
 
 // RegisterResult is the name server's answer to a registration: for a
