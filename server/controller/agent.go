@@ -373,30 +373,26 @@ func (a *Agent) mainLoop() {
 		}
 	}
 	a.sync()
-	t := time.NewTicker(a.o.SyncPeriod)
-	defer t.Stop()
-	for {
-		select {
-		case <-a.stop:
-			return
-		case <-t.C:
-		case <-a.kick:
-		}
-		a.sync()
-	}
+	a.every(a.o.SyncPeriod, a.kick, a.sync)
 }
 
 func (a *Agent) heartbeatLoop() {
 	defer a.wg.Done()
-	t := time.NewTicker(a.o.HeartbeatInterval)
+	a.every(a.o.HeartbeatInterval, nil, a.heartbeatAll)
+}
+
+// every runs f every d, and at once on kick, until the agent stops.
+func (a *Agent) every(d time.Duration, kick <-chan struct{}, f func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-a.stop:
 			return
 		case <-t.C:
-			a.heartbeatAll()
+		case <-kick:
 		}
+		f()
 	}
 }
 
