@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocketstore/rocketstore/server/controller"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -62,7 +62,7 @@ func startProc(t *testing.T, conf string) *exec.Cmd {
 func metadata(c *remoting.Client, addr string) (*remoting.Command, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	return c.Invoke(ctx, addr, remoting.NewRequest(controller.CodeGetMetadataInfo, nil, nil))
+	return c.Invoke(ctx, addr, remoting.NewRequest(protocol.ControllerGetMetadataInfo, nil, nil))
 }
 
 // TestThreeControllerProcesses runs three controllers from Apache-style

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocketstore/rocketstore/server/controller"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -65,14 +65,14 @@ func TestEmbeddedController(t *testing.T) {
 		return client.Invoke(ctx, addr, remoting.NewRequest(code, nil, nil))
 	}
 	require.Eventually(t, func() bool {
-		r, err := call(peer, controller.CodeGetMetadataInfo)
+		r, err := call(peer, protocol.ControllerGetMetadataInfo)
 		return err == nil && r.Ext("isLeader") == "true" && r.Ext("controllerLeaderAddress") == peer
 	}, 30*time.Second, 50*time.Millisecond, "embedded controller does not lead")
 	r, err := call(fmt.Sprintf("127.0.0.1:%d", ports[0]), remoting.GetBrokerClusterInfo)
 	require.NoError(t, err)
 	require.Equal(t, remoting.Success, r.Code)
 	// The name server's port is not the controller's.
-	r, err = call(fmt.Sprintf("127.0.0.1:%d", ports[0]), controller.CodeGetMetadataInfo)
+	r, err = call(fmt.Sprintf("127.0.0.1:%d", ports[0]), protocol.ControllerGetMetadataInfo)
 	require.NoError(t, err)
 	require.NotEqual(t, remoting.Success, r.Code)
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -148,12 +149,12 @@ func (a *Agent) HandleNotify(_ context.Context, req *remoting.Request) *remoting
 	r.MasterID, _ = strconv.ParseInt(req.Ext("masterBrokerId"), 10, 64)
 	e, _ := strconv.ParseInt(req.Ext("masterEpoch"), 10, 32)
 	r.MasterEpoch = int32(e)
-	var ss SyncStateSetBody
+	var ss protocol.SyncStateSetBody
 	if json.Unmarshal(req.Body, &ss) == nil {
 		r.SyncStateSet, r.SSEpoch = ss.SyncStateSet, ss.SyncStateSetEpoch
 	}
 	a.update(r)
-	return remoting.NewResponse(Success, "")
+	return remoting.NewResponse(remoting.Success, "")
 }
 
 // update takes a role seen from the controller if it is not older than
@@ -212,8 +213,8 @@ func (a *Agent) call(addr string, code int, ext map[string]string, body []byte) 
 // findLeader asks the controllers for the leader's address.
 func (a *Agent) findLeader() (string, error) {
 	for _, c := range a.o.Controllers {
-		r, err := a.call(c, CodeGetMetadataInfo, nil, nil)
-		if err != nil || r.Code != Success {
+		r, err := a.call(c, protocol.ControllerGetMetadataInfo, nil, nil)
+		if err != nil || r.Code != remoting.Success {
 			continue
 		}
 		if l := r.Ext("controllerLeaderAddress"); l != "" {
@@ -240,7 +241,7 @@ func (a *Agent) leaderCall(code int, ext map[string]string, body []byte) (*remot
 			}
 		}
 		r, err := a.call(l, code, ext, body)
-		if err == nil && r.Code != NotLeader {
+		if err == nil && r.Code != protocol.ControllerNotLeader {
 			return r, nil
 		}
 		l = ""
@@ -264,11 +265,11 @@ func (a *Agent) register() error {
 		tempPath := a.o.IdentityPath + "-temp"
 		tmp, tok, err := readIdentity(tempPath, true)
 		if err != nil || !tok {
-			r, err := a.leaderCall(CodeGetNextBrokerID, base, nil)
+			r, err := a.leaderCall(protocol.ControllerGetNextBrokerID, base, nil)
 			if err != nil {
 				return err
 			}
-			if r.Code != Success {
+			if r.Code != remoting.Success {
 				return fmt.Errorf("controller mode: GET_NEXT_BROKER_ID: %d %s", r.Code, r.Remark)
 			}
 			next, _ := strconv.ParseInt(r.Ext("nextBrokerId"), 10, 64)
@@ -280,11 +281,11 @@ func (a *Agent) register() error {
 		}
 		ext := map[string]string{"clusterName": a.o.Cluster, "brokerName": a.o.BrokerName,
 			"appliedBrokerId": itoa(tmp.BrokerID), "registerCheckCode": tmp.CheckCode}
-		r, err := a.leaderCall(CodeApplyBrokerID, ext, nil)
+		r, err := a.leaderCall(protocol.ControllerApplyBrokerID, ext, nil)
 		if err != nil {
 			return err
 		}
-		if r.Code != Success {
+		if r.Code != remoting.Success {
 			os.Remove(tempPath) // the id went to another broker: start over
 			return fmt.Errorf("controller mode: APPLY_BROKER_ID %d: %d %s", tmp.BrokerID, r.Code, r.Remark)
 		}
@@ -301,11 +302,11 @@ func (a *Agent) register() error {
 	a.id = id.BrokerID
 	a.mu.Unlock()
 	ext := map[string]string{"clusterName": a.o.Cluster, "brokerName": a.o.BrokerName, "brokerId": itoa(id.BrokerID), "brokerAddress": a.o.BrokerAddr}
-	r, err := a.leaderCall(CodeRegisterBroker, ext, nil)
+	r, err := a.leaderCall(protocol.ControllerRegisterBroker, ext, nil)
 	if err != nil {
 		return err
 	}
-	if r.Code != Success {
+	if r.Code != remoting.Success {
 		return fmt.Errorf("controller mode: REGISTER_BROKER: %d %s", r.Code, r.Remark)
 	}
 	a.log.Info("controller mode: registered", "brokerId", id.BrokerID)
@@ -321,11 +322,11 @@ func (a *Agent) fromResponse(r *remoting.Command) {
 	role.MasterID, _ = strconv.ParseInt(r.Ext("masterBrokerId"), 10, 64)
 	e, _ := strconv.ParseInt(r.Ext("masterEpoch"), 10, 32)
 	role.MasterEpoch = int32(e)
-	var ss SyncStateSetBody
+	var ss protocol.SyncStateSetBody
 	if json.Unmarshal(r.Body, &ss) == nil && ss.SyncStateSet != nil {
 		role.SyncStateSet, role.SSEpoch = ss.SyncStateSet, ss.SyncStateSetEpoch
 	} else {
-		var eb ElectMasterResponseBody
+		var eb protocol.ElectMasterResponseBody
 		if json.Unmarshal(r.Body, &eb) == nil {
 			role.SyncStateSet = eb.SyncStateSet
 		}
@@ -338,22 +339,22 @@ func (a *Agent) fromResponse(r *remoting.Command) {
 // sync polls the replica info and asks for an election when the group
 // has no master (upstream's brokerElect).
 func (a *Agent) sync() {
-	r, err := a.leaderCall(CodeGetReplicaInfo, map[string]string{"brokerName": a.o.BrokerName}, nil)
+	r, err := a.leaderCall(protocol.ControllerGetReplicaInfo, map[string]string{"brokerName": a.o.BrokerName}, nil)
 	if err != nil {
 		a.log.Debug("controller mode: replica info", "err", err)
 		return
 	}
-	if r.Code == Success {
+	if r.Code == remoting.Success {
 		a.fromResponse(r)
 	}
 	if _, ok := a.Role(); ok {
 		return
 	}
-	er, err := a.leaderCall(CodeElectMaster, map[string]string{"clusterName": a.o.Cluster, "brokerName": a.o.BrokerName, "brokerId": itoa(a.BrokerID())}, nil)
+	er, err := a.leaderCall(protocol.ControllerElectMaster, map[string]string{"clusterName": a.o.Cluster, "brokerName": a.o.BrokerName, "brokerId": itoa(a.BrokerID())}, nil)
 	if err != nil {
 		return
 	}
-	if er.Code == Success || er.Code == MasterStillExist {
+	if er.Code == remoting.Success || er.Code == protocol.ControllerMasterStillExist {
 		a.fromResponse(er)
 	}
 }
@@ -415,7 +416,7 @@ func (a *Agent) heartbeatAll() {
 	}
 	for _, c := range a.o.Controllers {
 		ctx, cancel := context.WithTimeout(context.Background(), a.o.HeartbeatInterval)
-		_ = a.client.InvokeOneway(ctx, c, remoting.NewRequest(CodeBrokerHeartbeat, ext, nil))
+		_ = a.client.InvokeOneway(ctx, c, remoting.NewRequest(remoting.BrokerHeartbeat, ext, nil))
 		cancel()
 	}
 }
@@ -427,19 +428,19 @@ func (a *Agent) AlterSyncStateSet(ids []int64) (Role, error) {
 	if !ok || !r.IsMaster() {
 		return r, errors.New("controller mode: not the master")
 	}
-	resp, err := a.leaderCall(CodeAlterSyncStateSet,
+	resp, err := a.leaderCall(protocol.ControllerAlterSyncStateSet,
 		map[string]string{"brokerName": a.o.BrokerName, "masterBrokerId": itoa(r.BrokerID), "masterEpoch": itoa(int64(r.MasterEpoch))},
-		encode(SyncStateSetBody{SyncStateSet: ids, SyncStateSetEpoch: r.SSEpoch}))
+		encode(protocol.SyncStateSetBody{SyncStateSet: ids, SyncStateSetEpoch: r.SSEpoch}))
 	if err != nil {
 		return r, err
 	}
-	if resp.Code != Success {
-		if resp.Code == FencedMasterEpoch || resp.Code == InvalidMaster {
+	if resp.Code != remoting.Success {
+		if resp.Code == protocol.ControllerFencedMasterEpoch || resp.Code == protocol.ControllerInvalidMaster {
 			a.wake() // deposed: learn the new master now
 		}
 		return r, fmt.Errorf("controller mode: ALTER_SYNC_STATE_SET: %d %s", resp.Code, resp.Remark)
 	}
-	var ss SyncStateSetBody
+	var ss protocol.SyncStateSetBody
 	if err := json.Unmarshal(resp.Body, &ss); err != nil {
 		return r, err
 	}

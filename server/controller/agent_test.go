@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -34,7 +35,7 @@ func startAgent(t *testing.T, c *cluster, dir string, addr string) *testAgent {
 		Logger: testLogger(t),
 	})
 	require.NoError(t, err)
-	srv.RegisterFunc(CodeNotifyBrokerRoleChang, a.HandleNotify)
+	srv.RegisterFunc(protocol.NotifyBrokerRoleChanged, a.HandleNotify)
 	go srv.Serve(ln)
 	a.Start()
 	ta := &testAgent{Agent: a, srv: srv, path: path}

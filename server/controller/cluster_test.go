@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -130,7 +131,7 @@ func newFakeBroker(t *testing.T) *fakeBroker {
 	require.NoError(t, err)
 	b.srv, err = remoting.NewServer(remoting.Options{})
 	require.NoError(t, err)
-	b.srv.RegisterFunc(CodeNotifyBrokerRoleChang, func(_ context.Context, req *remoting.Request) *remoting.Command {
+	b.srv.RegisterFunc(protocol.NotifyBrokerRoleChanged, func(_ context.Context, req *remoting.Request) *remoting.Command {
 		b.mu.Lock()
 		b.notes = append(b.notes, req.ExtFields)
 		b.mu.Unlock()
@@ -156,7 +157,7 @@ func (b *fakeBroker) call(t *testing.T, addr string, code int, ext map[string]st
 func (b *fakeBroker) heartbeat(t *testing.T, addrs []string, epoch int32, maxOffset int64) {
 	for _, a := range addrs {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		_, _ = b.client.Invoke(ctx, a, remoting.NewRequest(CodeBrokerHeartbeat, map[string]string{
+		_, _ = b.client.Invoke(ctx, a, remoting.NewRequest(remoting.BrokerHeartbeat, map[string]string{
 			"clusterName": "c", "brokerName": "b", "brokerAddr": b.addr, "brokerId": itoa(b.id),
 			"epoch": itoa(int64(epoch)), "maxOffset": itoa(maxOffset), "heartbeatTimeoutMills": "3000",
 		}, nil))
@@ -182,72 +183,72 @@ func TestClusterElectionFailoverAndRestart(t *testing.T) {
 	// Metadata from a follower names the leader.
 	var md *remoting.Command
 	require.Eventually(t, func() bool {
-		md = b0.call(t, follower, CodeGetMetadataInfo, nil, nil)
-		return md.Code == Success && md.Ext("controllerLeaderAddress") == leaderAddr
+		md = b0.call(t, follower, protocol.ControllerGetMetadataInfo, nil, nil)
+		return md.Code == remoting.Success && md.Ext("controllerLeaderAddress") == leaderAddr
 	}, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, "false", md.Ext("isLeader"))
 	require.Equal(t, "g", md.Ext("group"))
 	// Followers do not serve.
-	require.Equal(t, NotLeader, b0.call(t, follower, CodeGetNextBrokerID, map[string]string{"clusterName": "c", "brokerName": "b"}, nil).Code)
-	require.Equal(t, InvalidRequest, b0.call(t, leaderAddr, CodeGetNextBrokerID, nil, nil).Code)
+	require.Equal(t, protocol.ControllerNotLeader, b0.call(t, follower, protocol.ControllerGetNextBrokerID, map[string]string{"clusterName": "c", "brokerName": "b"}, nil).Code)
+	require.Equal(t, protocol.ControllerInvalidRequest, b0.call(t, leaderAddr, protocol.ControllerGetNextBrokerID, nil, nil).Code)
 
 	// Ids: next, apply, register, as ReplicasManager.register does.
 	for i, b := range brokers {
-		next := b.call(t, leaderAddr, CodeGetNextBrokerID, map[string]string{"clusterName": "c", "brokerName": "b"}, nil)
-		require.Equal(t, Success, next.Code)
+		next := b.call(t, leaderAddr, protocol.ControllerGetNextBrokerID, map[string]string{"clusterName": "c", "brokerName": "b"}, nil)
+		require.Equal(t, remoting.Success, next.Code)
 		require.Equal(t, itoa(int64(i+1)), next.Ext("nextBrokerId"))
 		b.id = int64(i + 1)
-		ap := b.call(t, leaderAddr, CodeApplyBrokerID, map[string]string{"clusterName": "c", "brokerName": "b",
+		ap := b.call(t, leaderAddr, protocol.ControllerApplyBrokerID, map[string]string{"clusterName": "c", "brokerName": "b",
 			"appliedBrokerId": itoa(b.id), "registerCheckCode": b.addr + ";" + itoa(int64(i))}, nil)
-		require.Equal(t, Success, ap.Code, ap.Remark)
+		require.Equal(t, remoting.Success, ap.Code, ap.Remark)
 	}
 	// An id claimed from another address is refused.
-	ap := b0.call(t, leaderAddr, CodeApplyBrokerID, map[string]string{"clusterName": "c", "brokerName": "b",
+	ap := b0.call(t, leaderAddr, protocol.ControllerApplyBrokerID, map[string]string{"clusterName": "c", "brokerName": "b",
 		"appliedBrokerId": "2", "registerCheckCode": b0.addr + ";9"}, nil)
-	require.Equal(t, BrokerIDInvalid, ap.Code)
+	require.Equal(t, protocol.ControllerBrokerIDInvalid, ap.Code)
 	for _, b := range brokers {
 		b.heartbeat(t, c.addrs(), 0, 0)
-		reg := b.call(t, leaderAddr, CodeRegisterBroker, map[string]string{"clusterName": "c", "brokerName": "b",
+		reg := b.call(t, leaderAddr, protocol.ControllerRegisterBroker, map[string]string{"clusterName": "c", "brokerName": "b",
 			"brokerId": itoa(b.id), "brokerAddress": b.addr}, nil)
-		require.Equal(t, Success, reg.Code, reg.Remark)
+		require.Equal(t, remoting.Success, reg.Code, reg.Remark)
 		require.Empty(t, reg.Ext("masterBrokerId"))
 	}
 
 	// Election at start: the first to ask wins.
-	el := b0.call(t, leaderAddr, CodeElectMaster, map[string]string{"clusterName": "c", "brokerName": "b", "brokerId": "1"}, nil)
-	require.Equal(t, Success, el.Code, el.Remark)
+	el := b0.call(t, leaderAddr, protocol.ControllerElectMaster, map[string]string{"clusterName": "c", "brokerName": "b", "brokerId": "1"}, nil)
+	require.Equal(t, remoting.Success, el.Code, el.Remark)
 	require.Equal(t, "1", el.Ext("masterBrokerId"))
 	require.Equal(t, b0.addr, el.Ext("masterAddress"))
 	require.Equal(t, "1", el.Ext("masterEpoch"))
-	var body ElectMasterResponseBody
+	var body protocol.ElectMasterResponseBody
 	require.NoError(t, json.Unmarshal(el.Body, &body))
 	require.Equal(t, []int64{1}, body.SyncStateSet)
 	require.Len(t, body.BrokerMemberGroup.BrokerAddrs, 3)
-	el2 := brokers[1].call(t, leaderAddr, CodeElectMaster, map[string]string{"clusterName": "c", "brokerName": "b", "brokerId": "2"}, nil)
-	require.Equal(t, MasterStillExist, el2.Code)
+	el2 := brokers[1].call(t, leaderAddr, protocol.ControllerElectMaster, map[string]string{"clusterName": "c", "brokerName": "b", "brokerId": "2"}, nil)
+	require.Equal(t, protocol.ControllerMasterStillExist, el2.Code)
 	require.Equal(t, "1", el2.Ext("masterBrokerId"))
 	require.Eventually(t, func() bool { return len(brokers[1].noted()) > 0 }, 10*time.Second, 10*time.Millisecond, "no role notification")
 	require.Equal(t, "1", brokers[1].noted()[0]["masterBrokerId"])
 
 	// The master expands the SyncStateSet; a stale epoch is fenced.
 	alter := func(epoch, ssEpoch int32, ids ...int64) *remoting.Command {
-		return b0.call(t, leaderAddr, CodeAlterSyncStateSet, map[string]string{"brokerName": "b", "masterBrokerId": "1", "masterEpoch": itoa(int64(epoch))},
-			encode(SyncStateSetBody{SyncStateSet: ids, SyncStateSetEpoch: ssEpoch}))
+		return b0.call(t, leaderAddr, protocol.ControllerAlterSyncStateSet, map[string]string{"brokerName": "b", "masterBrokerId": "1", "masterEpoch": itoa(int64(epoch))},
+			encode(protocol.SyncStateSetBody{SyncStateSet: ids, SyncStateSetEpoch: ssEpoch}))
 	}
 	al := alter(1, 1, 1, 2, 3)
-	require.Equal(t, Success, al.Code, al.Remark)
+	require.Equal(t, remoting.Success, al.Code, al.Remark)
 	require.Equal(t, "2", al.Ext("newSyncStateSetEpoch"))
-	require.Equal(t, FencedSyncStateSetEpoch, alter(1, 1, 1, 2).Code)
-	require.Equal(t, FencedMasterEpoch, alter(0, 2, 1, 2).Code)
+	require.Equal(t, protocol.ControllerFencedSyncStateSetEpoch, alter(1, 1, 1, 2).Code)
+	require.Equal(t, protocol.ControllerFencedMasterEpoch, alter(0, 2, 1, 2).Code)
 
-	ri := b0.call(t, leaderAddr, CodeGetReplicaInfo, map[string]string{"brokerName": "b"}, nil)
-	require.Equal(t, Success, ri.Code)
-	var ss SyncStateSetBody
+	ri := b0.call(t, leaderAddr, protocol.ControllerGetReplicaInfo, map[string]string{"brokerName": "b"}, nil)
+	require.Equal(t, remoting.Success, ri.Code)
+	var ss protocol.SyncStateSetBody
 	require.NoError(t, json.Unmarshal(ri.Body, &ss))
-	require.Equal(t, SyncStateSetBody{SyncStateSet: []int64{1, 2, 3}, SyncStateSetEpoch: 2}, ss)
-	sd := b0.call(t, leaderAddr, CodeGetSyncStateData, nil, []byte(`["b","nope"]`))
-	require.Equal(t, Success, sd.Code)
-	var info BrokerReplicasInfo
+	require.Equal(t, protocol.SyncStateSetBody{SyncStateSet: []int64{1, 2, 3}, SyncStateSetEpoch: 2}, ss)
+	sd := b0.call(t, leaderAddr, protocol.ControllerGetSyncStateData, nil, []byte(`["b","nope"]`))
+	require.Equal(t, remoting.Success, sd.Code)
+	var info protocol.BrokerReplicasInfo
 	require.NoError(t, json.Unmarshal(sd.Body, &info))
 	require.Len(t, info.ReplicasInfoTable, 1)
 	require.Len(t, info.ReplicasInfoTable["b"].InSyncReplicas, 3)
@@ -283,7 +284,7 @@ func TestClusterElectionFailoverAndRestart(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond, "no notification of the new master")
 	// The deposed master is fenced.
 	b0.client, _ = remoting.NewClient(remoting.Options{})
-	require.Equal(t, InvalidMaster, alter(1, 3, 1).Code)
+	require.Equal(t, protocol.ControllerInvalidMaster, alter(1, 3, 1).Code)
 
 	// The stopped controller comes back and catches up from its log.
 	c.restart(li)
@@ -300,12 +301,12 @@ func TestClusterHeartbeatExpiryElects(t *testing.T) {
 	b1, b2 := newFakeBroker(t), newFakeBroker(t)
 	for i, b := range []*fakeBroker{b1, b2} {
 		b.id = int64(i + 1)
-		require.Equal(t, Success, b.call(t, addr, CodeApplyBrokerID, map[string]string{"brokerName": "b", "appliedBrokerId": itoa(b.id), "registerCheckCode": b.addr + ";1"}, nil).Code)
+		require.Equal(t, remoting.Success, b.call(t, addr, protocol.ControllerApplyBrokerID, map[string]string{"brokerName": "b", "appliedBrokerId": itoa(b.id), "registerCheckCode": b.addr + ";1"}, nil).Code)
 		b.heartbeat(t, c.addrs(), 0, 0)
 	}
-	require.Equal(t, Success, b1.call(t, addr, CodeElectMaster, map[string]string{"brokerName": "b", "brokerId": "1"}, nil).Code)
-	require.Equal(t, Success, b1.call(t, addr, CodeAlterSyncStateSet, map[string]string{"brokerName": "b", "masterBrokerId": "1", "masterEpoch": "1"},
-		encode(SyncStateSetBody{SyncStateSet: []int64{1, 2}, SyncStateSetEpoch: 1})).Code)
+	require.Equal(t, remoting.Success, b1.call(t, addr, protocol.ControllerElectMaster, map[string]string{"brokerName": "b", "brokerId": "1"}, nil).Code)
+	require.Equal(t, remoting.Success, b1.call(t, addr, protocol.ControllerAlterSyncStateSet, map[string]string{"brokerName": "b", "masterBrokerId": "1", "masterEpoch": "1"},
+		encode(protocol.SyncStateSetBody{SyncStateSet: []int64{1, 2}, SyncStateSetEpoch: 1})).Code)
 	// A paused master: its connection stays open but heartbeats stop;
 	// the slave keeps beating. After the 3 s timeout the scan elects 2.
 	stop := make(chan struct{})
@@ -332,7 +333,7 @@ func TestClusterHeartbeatExpiryElects(t *testing.T) {
 
 	// Snapshots: taken, and a restarted node restores from one.
 	for range 20 {
-		b2.call(t, addr, CodeApplyBrokerID, map[string]string{"brokerName": "b", "appliedBrokerId": "2", "registerCheckCode": b2.addr + ";1"}, nil)
+		b2.call(t, addr, protocol.ControllerApplyBrokerID, map[string]string{"brokerName": "b", "appliedBrokerId": "2", "registerCheckCode": b2.addr + ";1"}, nil)
 	}
 	require.NoError(t, c.nodes[(li+1)%3].Snapshot())
 	i := (li + 1) % 3
@@ -344,15 +345,15 @@ func TestClusterHeartbeatExpiryElects(t *testing.T) {
 	}, 20*time.Second, 20*time.Millisecond)
 
 	// CLEAN_BROKER_DATA refuses a living broker unless told.
-	cl := b1.call(t, c.cfgs[c.leader()].SelfAddr(), CodeCleanBrokerData, map[string]string{"brokerName": "b", "brokerControllerIdsToClean": "2"}, nil)
-	require.Equal(t, InvalidCleanBrokerMetadata, cl.Code)
-	cl = b1.call(t, c.cfgs[c.leader()].SelfAddr(), CodeCleanBrokerData, map[string]string{"brokerName": "b", "brokerControllerIdsToClean": "1"}, nil)
-	require.Equal(t, Success, cl.Code, cl.Remark)
+	cl := b1.call(t, c.cfgs[c.leader()].SelfAddr(), protocol.CleanBrokerData, map[string]string{"brokerName": "b", "brokerControllerIdsToClean": "2"}, nil)
+	require.Equal(t, protocol.ControllerInvalidCleanBrokerMetadata, cl.Code)
+	cl = b1.call(t, c.cfgs[c.leader()].SelfAddr(), protocol.CleanBrokerData, map[string]string{"brokerName": "b", "brokerControllerIdsToClean": "1"}, nil)
+	require.Equal(t, remoting.Success, cl.Code, cl.Remark)
 
 	// Config: read and changed per controller.
-	cfgResp := b1.call(t, addr, CodeGetControllerConfig, nil, nil)
+	cfgResp := b1.call(t, addr, protocol.GetControllerConfig, nil, nil)
 	require.Contains(t, string(cfgResp.Body), "enableElectUncleanMaster=false")
-	require.Equal(t, Success, b1.call(t, addr, CodeUpdateControllerConf, nil, []byte("enableElectUncleanMaster=true\n")).Code)
+	require.Equal(t, remoting.Success, b1.call(t, addr, protocol.UpdateControllerConfig, nil, []byte("enableElectUncleanMaster=true\n")).Code)
 	require.True(t, c.nodes[li].Config().EnableElectUncleanMaster)
-	require.Equal(t, InvalidRequest, b1.call(t, addr, CodeUpdateControllerConf, nil, []byte("controllerStorePath=/x\n")).Code)
+	require.Equal(t, protocol.ControllerInvalidRequest, b1.call(t, addr, protocol.UpdateControllerConfig, nil, []byte("controllerStorePath=/x\n")).Code)
 }

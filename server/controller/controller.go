@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -249,9 +250,9 @@ func (c *Controller) propose(cmd *Command) Result {
 	f := c.raft.Apply(cmd.Encode(), 10*time.Second)
 	if err := f.Error(); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
-			return fail(NotLeader, "controller %s lost leadership: %v", c.cfg.SelfID, err)
+			return fail(protocol.ControllerNotLeader, "controller %s lost leadership: %v", c.cfg.SelfID, err)
 		}
-		return fail(SystemError, "controller: replicate: %v", err)
+		return fail(remoting.SystemError, "controller: replicate: %v", err)
 	}
 	r, _ := f.Response().(Result)
 	return r

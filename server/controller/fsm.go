@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/rocketstore/rocketstore/server/protocol"
 )
 
 // fsm is the raft.FSM around State: Apply decodes and applies a command,
@@ -24,7 +26,7 @@ func newFSM() *fsm { return &fsm{st: NewState()} }
 func (f *fsm) Apply(l *raft.Log) any {
 	c, err := DecodeCommand(l.Data)
 	if err != nil {
-		return Result{Code: InvalidRequest, Remark: err.Error()}
+		return Result{Code: protocol.ControllerInvalidRequest, Remark: err.Error()}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rocketstore/rocketstore/internal/vfs"
+	"github.com/rocketstore/rocketstore/server/protocol"
 )
 
 // Identity is a broker's controller-assigned id as persisted in
@@ -42,7 +43,7 @@ func ParseIdentity(s string, temp bool) (Identity, error) {
 		return Identity{}, fmt.Errorf("broker identity %q: want %d '#'-separated fields", s, want)
 	}
 	id, err := strconv.ParseInt(parts[2], 10, 64)
-	if err != nil || id < FirstBrokerID {
+	if err != nil || id < protocol.FirstControllerBrokerID {
 		return Identity{}, fmt.Errorf("broker identity %q: bad id", s)
 	}
 	out := Identity{Cluster: parts[0], BrokerName: parts[1], BrokerID: id}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -17,7 +18,7 @@ func (c *Controller) register(s *remoting.Server) {
 		return func(_ context.Context, req *remoting.Request) *remoting.Command {
 			if !c.IsLeader() {
 				_, addr := c.LeaderID()
-				return remoting.NewResponse(NotLeader, fmt.Sprintf("controller %s is not the leader (leader: %s)", c.cfg.SelfID, addr))
+				return remoting.NewResponse(protocol.ControllerNotLeader, fmt.Sprintf("controller %s is not the leader (leader: %s)", c.cfg.SelfID, addr))
 			}
 			return f(req)
 		}
@@ -25,18 +26,18 @@ func (c *Controller) register(s *remoting.Server) {
 	any := func(f func(*remoting.Request) *remoting.Command) remoting.ProcessorFunc {
 		return func(_ context.Context, req *remoting.Request) *remoting.Command { return f(req) }
 	}
-	s.Register(CodeGetNextBrokerID, lead(c.getNextBrokerID))
-	s.Register(CodeApplyBrokerID, lead(c.applyBrokerID))
-	s.Register(CodeRegisterBroker, lead(c.registerBroker))
-	s.Register(CodeElectMaster, lead(c.electMaster))
-	s.Register(CodeAlterSyncStateSet, lead(c.alterSyncStateSet))
-	s.Register(CodeGetReplicaInfo, lead(c.getReplicaInfo))
-	s.Register(CodeGetSyncStateData, lead(c.getSyncStateData))
-	s.Register(CodeCleanBrokerData, lead(c.cleanBrokerData))
-	s.Register(CodeGetMetadataInfo, any(c.getMetadataInfo))
-	s.Register(CodeBrokerHeartbeat, any(c.heartbeat))
-	s.Register(CodeGetControllerConfig, any(c.getConfig))
-	s.Register(CodeUpdateControllerConf, any(c.updateConfig))
+	s.Register(protocol.ControllerGetNextBrokerID, lead(c.getNextBrokerID))
+	s.Register(protocol.ControllerApplyBrokerID, lead(c.applyBrokerID))
+	s.Register(protocol.ControllerRegisterBroker, lead(c.registerBroker))
+	s.Register(protocol.ControllerElectMaster, lead(c.electMaster))
+	s.Register(protocol.ControllerAlterSyncStateSet, lead(c.alterSyncStateSet))
+	s.Register(protocol.ControllerGetReplicaInfo, lead(c.getReplicaInfo))
+	s.Register(protocol.ControllerGetSyncStateData, lead(c.getSyncStateData))
+	s.Register(protocol.CleanBrokerData, lead(c.cleanBrokerData))
+	s.Register(protocol.ControllerGetMetadataInfo, any(c.getMetadataInfo))
+	s.Register(remoting.BrokerHeartbeat, any(c.heartbeat))
+	s.Register(protocol.GetControllerConfig, any(c.getConfig))
+	s.Register(protocol.UpdateControllerConfig, any(c.updateConfig))
 }
 
 // header reads typed ext fields, remembering the first error.
@@ -70,7 +71,9 @@ func (h *header) bool(k string) bool {
 	return b
 }
 
-func bad(err error) *remoting.Command { return remoting.NewResponse(InvalidRequest, err.Error()) }
+func bad(err error) *remoting.Command {
+	return remoting.NewResponse(protocol.ControllerInvalidRequest, err.Error())
+}
 
 func respond(r Result) *remoting.Command { return remoting.NewResponse(r.Code, r.Remark) }
 
@@ -80,11 +83,11 @@ func (c *Controller) getNextBrokerID(req *remoting.Request) *remoting.Command {
 	if h.err != nil {
 		return bad(h.err)
 	}
-	next := int64(FirstBrokerID)
+	next := int64(protocol.FirstControllerBrokerID)
 	if g := c.fsm.group(name); g != nil {
 		next = g.NextID
 	}
-	resp := remoting.NewResponse(Success, "")
+	resp := remoting.NewResponse(remoting.Success, "")
 	resp.ExtFields = map[string]string{"clusterName": cluster, "brokerName": name, "nextBrokerId": itoa(next)}
 	return resp
 }
@@ -125,21 +128,21 @@ func (c *Controller) registerBroker(req *remoting.Request) *remoting.Command {
 	}
 	g := c.fsm.group(name)
 	if g == nil {
-		return remoting.NewResponse(BrokerNeedToBeRegistered, fmt.Sprintf("broker group %s is not registered", name))
+		return remoting.NewResponse(protocol.ControllerBrokerNeedToBeRegistered, fmt.Sprintf("broker group %s is not registered", name))
 	}
 	if _, ok := g.Replicas[id]; !ok {
-		return remoting.NewResponse(BrokerNeedToBeRegistered, fmt.Sprintf("broker id %d is not registered in %s", id, name))
+		return remoting.NewResponse(protocol.ControllerBrokerNeedToBeRegistered, fmt.Sprintf("broker id %d is not registered in %s", id, name))
 	}
 	if g.Replicas[id].Addr != addr {
-		if r := c.propose(&Command{Op: OpUpdateAddress, Cluster: cluster, BrokerName: name, BrokerID: id, Addr: addr}); r.Code != Success {
+		if r := c.propose(&Command{Op: OpUpdateAddress, Cluster: cluster, BrokerName: name, BrokerID: id, Addr: addr}); r.Code != remoting.Success {
 			return respond(r)
 		}
 		g = c.fsm.group(name)
 		if g == nil {
-			return remoting.NewResponse(BrokerNeedToBeRegistered, fmt.Sprintf("broker group %s is not registered", name))
+			return remoting.NewResponse(protocol.ControllerBrokerNeedToBeRegistered, fmt.Sprintf("broker group %s is not registered", name))
 		}
 	}
-	resp := remoting.NewResponse(Success, "")
+	resp := remoting.NewResponse(remoting.Success, "")
 	resp.ExtFields = map[string]string{"clusterName": cluster, "brokerName": name}
 	if g.Master != 0 && c.live.alive(name, g.Master) {
 		masterFields(resp, g, true)
@@ -156,9 +159,9 @@ func (c *Controller) getReplicaInfo(req *remoting.Request) *remoting.Command {
 	}
 	g := c.fsm.group(name)
 	if g == nil {
-		return remoting.NewResponse(BrokerMetadataNotExist, fmt.Sprintf("broker group %s does not exist", name))
+		return remoting.NewResponse(protocol.ControllerBrokerMetadataNotExist, fmt.Sprintf("broker group %s does not exist", name))
 	}
-	resp := remoting.NewResponse(Success, "")
+	resp := remoting.NewResponse(remoting.Success, "")
 	masterFields(resp, g, false)
 	resp.Body = syncStateSetBody(g)
 	return resp
@@ -174,9 +177,9 @@ func (c *Controller) electMaster(req *remoting.Request) *remoting.Command {
 	}
 	code, g, remark := c.doElect(name, id, designate)
 	resp := remoting.NewResponse(code, remark)
-	if g != nil && (code == Success || code == MasterStillExist) {
+	if g != nil && (code == remoting.Success || code == protocol.ControllerMasterStillExist) {
 		masterFields(resp, g, true)
-		resp.Body = encode(ElectMasterResponseBody{BrokerMemberGroup: memberGroup(g), SyncStateSet: nonNil(g.SyncStateSet)})
+		resp.Body = encode(protocol.ElectMasterResponseBody{BrokerMemberGroup: memberGroup(g), SyncStateSet: nonNil(g.SyncStateSet)})
 	}
 	return resp
 }
@@ -187,7 +190,7 @@ func (c *Controller) electMaster(req *remoting.Request) *remoting.Command {
 func (c *Controller) doElect(name string, id int64, designate bool) (int, *Group, string) {
 	g := c.fsm.group(name)
 	if g == nil {
-		return BrokerNeedToBeRegistered, nil, fmt.Sprintf("broker group %s is not registered", name)
+		return protocol.ControllerBrokerNeedToBeRegistered, nil, fmt.Sprintf("broker group %s is not registered", name)
 	}
 	cfg := c.Config()
 	var winner int64
@@ -203,32 +206,32 @@ func (c *Controller) doElect(name string, id int64, designate bool) (int, *Group
 	}
 	switch {
 	case winner != 0 && winner == g.Master:
-		return MasterStillExist, g, fmt.Sprintf("the master %d of %s is still alive", g.Master, name)
+		return protocol.ControllerMasterStillExist, g, fmt.Sprintf("the master %d of %s is still alive", g.Master, name)
 	case winner != 0:
 		r := c.propose(&Command{Op: OpElectMaster, BrokerName: name, NewMaster: winner, MasterEpoch: g.MasterEpoch})
-		if r.Code != Success {
+		if r.Code != remoting.Success {
 			return r.Code, nil, r.Remark
 		}
 		ng := c.fsm.group(name)
 		if ng == nil {
-			return ElectMasterFailed, nil, "group removed meanwhile"
+			return protocol.ControllerElectMasterFailed, nil, "group removed meanwhile"
 		}
 		c.elections.Add(1)
 		c.log.Info("elected a master", "brokerName", name, "master", ng.Master, "addr", ng.MasterAddr(), "masterEpoch", ng.MasterEpoch)
 		if cfg.NotifyBrokerRoleChanged {
 			c.notifyRoleChanged(ng)
 		}
-		return Success, ng, ""
+		return remoting.Success, ng, ""
 	case id <= 0:
 		if g.Master != 0 {
 			// Record that the master is gone: nobody may act as it.
-			if r := c.propose(&Command{Op: OpElectMaster, BrokerName: name, MasterEpoch: g.MasterEpoch}); r.Code != Success {
+			if r := c.propose(&Command{Op: OpElectMaster, BrokerName: name, MasterEpoch: g.MasterEpoch}); r.Code != remoting.Success {
 				return r.Code, nil, r.Remark
 			}
 		}
-		return MasterNotAvailable, nil, fmt.Sprintf("the master of %s is gone and no replica can take over", name)
+		return protocol.ControllerMasterNotAvailable, nil, fmt.Sprintf("the master of %s is gone and no replica can take over", name)
 	}
-	return ElectMasterFailed, nil, fmt.Sprintf("no master could be elected for %s", name)
+	return protocol.ControllerElectMasterFailed, nil, fmt.Sprintf("no master could be elected for %s", name)
 }
 
 // notifyRoleChanged tells the live members of a group of its new master
@@ -250,7 +253,7 @@ func (c *Controller) notifyRoleChanged(g *Group) {
 			defer c.wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
-			if err := c.client.InvokeOneway(ctx, addr, remoting.NewRequest(CodeNotifyBrokerRoleChang, ext, body)); err != nil {
+			if err := c.client.InvokeOneway(ctx, addr, remoting.NewRequest(protocol.NotifyBrokerRoleChanged, ext, body)); err != nil {
 				c.log.Debug("notify broker role changed", "addr", addr, "err", err)
 			}
 		}()
@@ -265,36 +268,36 @@ func (c *Controller) alterSyncStateSet(req *remoting.Request) *remoting.Command 
 	if h.err != nil {
 		return bad(h.err)
 	}
-	var body SyncStateSetBody
+	var body protocol.SyncStateSetBody
 	if err := json.Unmarshal(req.Body, &body); err != nil {
 		return bad(fmt.Errorf("SyncStateSet body: %w", err))
 	}
 	g := c.fsm.group(name)
 	if g == nil {
-		return remoting.NewResponse(AlterSyncStateSetFailed, fmt.Sprintf("broker group %s is not registered", name))
+		return remoting.NewResponse(protocol.ControllerAlterSyncStateSetFailed, fmt.Sprintf("broker group %s is not registered", name))
 	}
 	// The checks of Apply first (a stale master hears that it is stale,
 	// whoever else died), then liveness, which Apply cannot see.
 	cmd := &Command{Op: OpAlterSyncStateSet, BrokerName: name, MasterID: master, MasterEpoch: int32(epoch),
 		SSEpoch: body.SyncStateSetEpoch, IDs: body.SyncStateSet}
 	dry := &State{Groups: map[string]*Group{name: g}} // g is a copy
-	if res := dry.Apply(cmd); res.Code != Success {
+	if res := dry.Apply(cmd); res.Code != remoting.Success {
 		return respond(res)
 	}
 	for _, id := range body.SyncStateSet {
 		if !c.live.alive(name, id) {
-			return remoting.NewResponse(BrokerNotAlive, fmt.Sprintf("broker %d of %s is not alive", id, name))
+			return remoting.NewResponse(protocol.ControllerBrokerNotAlive, fmt.Sprintf("broker %d of %s is not alive", id, name))
 		}
 	}
 	r := c.propose(cmd)
-	if r.Code != Success {
+	if r.Code != remoting.Success {
 		return respond(r)
 	}
 	ng := c.fsm.group(name)
 	if ng == nil {
-		return remoting.NewResponse(AlterSyncStateSetFailed, "group removed meanwhile")
+		return remoting.NewResponse(protocol.ControllerAlterSyncStateSetFailed, "group removed meanwhile")
 	}
-	resp := remoting.NewResponse(Success, "")
+	resp := remoting.NewResponse(remoting.Success, "")
 	resp.ExtFields = map[string]string{"newSyncStateSetEpoch": itoa(int64(ng.SSEpoch))}
 	resp.Body = syncStateSetBody(ng)
 	return resp
@@ -305,13 +308,13 @@ func (c *Controller) getSyncStateData(req *remoting.Request) *remoting.Command {
 	if err := json.Unmarshal(req.Body, &names); err != nil {
 		return bad(fmt.Errorf("broker names body: %w", err))
 	}
-	out := BrokerReplicasInfo{ReplicasInfoTable: map[string]ReplicasInfo{}}
+	out := protocol.BrokerReplicasInfo{ReplicasInfoTable: map[string]protocol.ReplicasInfo{}}
 	for _, n := range names {
 		if g := c.fsm.group(n); g != nil {
 			out.ReplicasInfoTable[n] = replicasInfo(g, func(id int64) bool { return c.live.alive(n, id) })
 		}
 	}
-	resp := remoting.NewResponse(Success, "")
+	resp := remoting.NewResponse(remoting.Success, "")
 	resp.Body = encode(out)
 	return resp
 }
@@ -331,21 +334,21 @@ func (c *Controller) cleanBrokerData(req *remoting.Request) *remoting.Command {
 		}
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return remoting.NewResponse(InvalidCleanBrokerMetadata, fmt.Sprintf("brokerControllerIdsToClean %q: %v", idsText, err))
+			return remoting.NewResponse(protocol.ControllerInvalidCleanBrokerMetadata, fmt.Sprintf("brokerControllerIdsToClean %q: %v", idsText, err))
 		}
 		ids = append(ids, n)
 	}
 	g := c.fsm.group(name)
 	if g == nil {
-		return remoting.NewResponse(InvalidCleanBrokerMetadata, fmt.Sprintf("broker group %s does not exist", name))
+		return remoting.NewResponse(protocol.ControllerInvalidCleanBrokerMetadata, fmt.Sprintf("broker group %s does not exist", name))
 	}
 	if !living {
 		if len(ids) == 0 && g.Master != 0 {
-			return remoting.NewResponse(InvalidCleanBrokerMetadata, fmt.Sprintf("broker group %s still has a master", name))
+			return remoting.NewResponse(protocol.ControllerInvalidCleanBrokerMetadata, fmt.Sprintf("broker group %s still has a master", name))
 		}
 		for _, id := range ids {
 			if c.live.alive(name, id) {
-				return remoting.NewResponse(InvalidCleanBrokerMetadata, fmt.Sprintf("broker %d of %s is alive", id, name))
+				return remoting.NewResponse(protocol.ControllerInvalidCleanBrokerMetadata, fmt.Sprintf("broker %d of %s is alive", id, name))
 			}
 		}
 	}
@@ -359,7 +362,7 @@ func (c *Controller) getMetadataInfo(*remoting.Request) *remoting.Command {
 	for i, p := range cfg.Peers {
 		peers[i] = p.ID + ":" + p.Addr
 	}
-	resp := remoting.NewResponse(Success, "")
+	resp := remoting.NewResponse(remoting.Success, "")
 	resp.ExtFields = map[string]string{
 		"group": cfg.Group, "controllerLeaderId": id, "controllerLeaderAddress": addr,
 		"isLeader": strconv.FormatBool(c.IsLeader()), "peers": strings.Join(peers, ";"),
@@ -383,11 +386,11 @@ func (c *Controller) heartbeat(req *remoting.Request) *remoting.Command {
 		b.Timeout = 10 * time.Second
 	}
 	c.live.beat(b, req.Conn)
-	return remoting.NewResponse(Success, "")
+	return remoting.NewResponse(remoting.Success, "")
 }
 
 func (c *Controller) getConfig(*remoting.Request) *remoting.Command {
-	resp := remoting.NewResponse(Success, "")
+	resp := remoting.NewResponse(remoting.Success, "")
 	cfg := c.Config()
 	resp.Body = []byte(FormatProperties(cfg.Properties()))
 	return resp
@@ -403,7 +406,7 @@ func (c *Controller) updateConfig(req *remoting.Request) *remoting.Command {
 	}
 	for _, k := range []string{"controllerDLegerGroup", "controllerDLegerPeers", "controllerDLegerSelfId", "controllerStorePath", "configBlackList", "configStorePath"} {
 		if _, ok := props[k]; ok {
-			return remoting.NewResponse(InvalidRequest, fmt.Sprintf("%s cannot be changed at run time", k))
+			return remoting.NewResponse(protocol.ControllerInvalidRequest, fmt.Sprintf("%s cannot be changed at run time", k))
 		}
 	}
 	c.cfgMu.Lock()
@@ -413,5 +416,5 @@ func (c *Controller) updateConfig(req *remoting.Request) *remoting.Command {
 		return bad(err)
 	}
 	c.cfg = cfg
-	return remoting.NewResponse(Success, "")
+	return remoting.NewResponse(remoting.Success, "")
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"time"
 
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -89,12 +90,12 @@ func (c *Controller) electWithRetry(name string) {
 	for range n {
 		code, g, remark := c.doElect(name, -1, false)
 		switch code {
-		case Success, MasterStillExist, MasterNotAvailable:
-			if g != nil && code == Success {
+		case remoting.Success, protocol.ControllerMasterStillExist, protocol.ControllerMasterNotAvailable:
+			if g != nil && code == remoting.Success {
 				c.log.Info("controller re-elected a master", "brokerName", name, "master", g.Master, "masterEpoch", g.MasterEpoch)
 			}
 			return
-		case NotLeader, BrokerNeedToBeRegistered:
+		case protocol.ControllerNotLeader, protocol.ControllerBrokerNeedToBeRegistered:
 			return
 		}
 		c.log.Warn("controller election failed, retrying", "brokerName", name, "code", code, "remark", remark)

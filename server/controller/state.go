@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/rocketstore/rocketstore/server/protocol"
 )
 
 // Replica is one broker of a group as the controller knows it.
@@ -112,7 +114,7 @@ func DecodeCommand(b []byte) (*Command, error) {
 	return &c, nil
 }
 
-// Result is what Apply answers: a response code (Success or a
+// Result is what Apply answers: a response code (remoting.Success or a
 // controller code) and a remark.
 type Result struct {
 	Code   int
@@ -132,11 +134,11 @@ func (s *State) Apply(c *Command) Result {
 	case OpUpdateAddress:
 		g := s.Groups[c.BrokerName]
 		if g == nil {
-			return fail(BrokerNeedToBeRegistered, "broker group %s is not registered", c.BrokerName)
+			return fail(protocol.ControllerBrokerNeedToBeRegistered, "broker group %s is not registered", c.BrokerName)
 		}
 		r, ok := g.Replicas[c.BrokerID]
 		if !ok {
-			return fail(BrokerNeedToBeRegistered, "broker id %d is not registered in %s", c.BrokerID, c.BrokerName)
+			return fail(protocol.ControllerBrokerNeedToBeRegistered, "broker id %d is not registered in %s", c.BrokerID, c.BrokerName)
 		}
 		r.Addr = c.Addr
 		g.Replicas[c.BrokerID] = r
@@ -148,25 +150,25 @@ func (s *State) Apply(c *Command) Result {
 	case OpCleanBrokerData:
 		return s.clean(c)
 	}
-	return fail(InvalidRequest, "unknown command %q", c.Op)
+	return fail(protocol.ControllerInvalidRequest, "unknown command %q", c.Op)
 }
 
 func (s *State) applyBrokerID(c *Command) Result {
-	if c.BrokerID < FirstBrokerID {
-		return fail(BrokerIDInvalid, "broker id %d is below %d", c.BrokerID, FirstBrokerID)
+	if c.BrokerID < protocol.FirstControllerBrokerID {
+		return fail(protocol.ControllerBrokerIDInvalid, "broker id %d is below %d", c.BrokerID, protocol.FirstControllerBrokerID)
 	}
 	addr, _, _ := strings.Cut(c.CheckCode, ";")
 	g := s.Groups[c.BrokerName]
 	if g == nil {
-		if c.BrokerID != FirstBrokerID {
-			return fail(BrokerIDInvalid, "broker group %s has no broker yet, the first id is %d, not %d", c.BrokerName, FirstBrokerID, c.BrokerID)
+		if c.BrokerID != protocol.FirstControllerBrokerID {
+			return fail(protocol.ControllerBrokerIDInvalid, "broker group %s has no broker yet, the first id is %d, not %d", c.BrokerName, protocol.FirstControllerBrokerID, c.BrokerID)
 		}
-		g = &Group{Cluster: c.Cluster, Name: c.BrokerName, Replicas: map[int64]Replica{}, NextID: FirstBrokerID}
+		g = &Group{Cluster: c.Cluster, Name: c.BrokerName, Replicas: map[int64]Replica{}, NextID: protocol.FirstControllerBrokerID}
 		s.Groups[c.BrokerName] = g
 	}
 	if r, ok := g.Replicas[c.BrokerID]; ok {
 		if r.CheckCode != c.CheckCode {
-			return fail(BrokerIDInvalid, "broker id %d of %s belongs to another broker", c.BrokerID, c.BrokerName)
+			return fail(protocol.ControllerBrokerIDInvalid, "broker id %d of %s belongs to another broker", c.BrokerID, c.BrokerName)
 		}
 		return Result{}
 	}
@@ -178,10 +180,10 @@ func (s *State) applyBrokerID(c *Command) Result {
 func (s *State) electMaster(c *Command) Result {
 	g := s.Groups[c.BrokerName]
 	if g == nil {
-		return fail(BrokerNeedToBeRegistered, "broker group %s is not registered", c.BrokerName)
+		return fail(protocol.ControllerBrokerNeedToBeRegistered, "broker group %s is not registered", c.BrokerName)
 	}
 	if c.MasterEpoch != g.MasterEpoch {
-		return fail(FencedMasterEpoch, "master epoch of %s is %d, not %d", c.BrokerName, g.MasterEpoch, c.MasterEpoch)
+		return fail(protocol.ControllerFencedMasterEpoch, "master epoch of %s is %d, not %d", c.BrokerName, g.MasterEpoch, c.MasterEpoch)
 	}
 	if c.NewMaster == 0 {
 		// The master is gone and nobody could take over: keep the
@@ -192,7 +194,7 @@ func (s *State) electMaster(c *Command) Result {
 		return Result{}
 	}
 	if _, ok := g.Replicas[c.NewMaster]; !ok {
-		return fail(InvalidReplicas, "broker id %d is not a replica of %s", c.NewMaster, c.BrokerName)
+		return fail(protocol.ControllerInvalidReplicas, "broker id %d is not a replica of %s", c.NewMaster, c.BrokerName)
 	}
 	g.Master = c.NewMaster
 	g.MasterEpoch++
@@ -204,29 +206,29 @@ func (s *State) electMaster(c *Command) Result {
 func (s *State) alterSyncStateSet(c *Command) Result {
 	g := s.Groups[c.BrokerName]
 	if g == nil {
-		return fail(AlterSyncStateSetFailed, "broker group %s is not registered", c.BrokerName)
+		return fail(protocol.ControllerAlterSyncStateSetFailed, "broker group %s is not registered", c.BrokerName)
 	}
 	if g.Master == 0 || g.Master != c.MasterID {
-		return fail(InvalidMaster, "the master of %s is %d, not %d", c.BrokerName, g.Master, c.MasterID)
+		return fail(protocol.ControllerInvalidMaster, "the master of %s is %d, not %d", c.BrokerName, g.Master, c.MasterID)
 	}
 	if c.MasterEpoch != g.MasterEpoch {
-		return fail(FencedMasterEpoch, "master epoch of %s is %d, not %d", c.BrokerName, g.MasterEpoch, c.MasterEpoch)
+		return fail(protocol.ControllerFencedMasterEpoch, "master epoch of %s is %d, not %d", c.BrokerName, g.MasterEpoch, c.MasterEpoch)
 	}
 	if c.SSEpoch != g.SSEpoch {
-		return fail(FencedSyncStateSetEpoch, "SyncStateSet epoch of %s is %d, not %d", c.BrokerName, g.SSEpoch, c.SSEpoch)
+		return fail(protocol.ControllerFencedSyncStateSetEpoch, "SyncStateSet epoch of %s is %d, not %d", c.BrokerName, g.SSEpoch, c.SSEpoch)
 	}
 	set := slices.Sorted(slices.Values(c.IDs))
 	set = slices.Compact(set)
 	if slices.Equal(set, g.SyncStateSet) {
-		return fail(AlterSyncStateSetFailed, "the new SyncStateSet of %s equals the old one", c.BrokerName)
+		return fail(protocol.ControllerAlterSyncStateSetFailed, "the new SyncStateSet of %s equals the old one", c.BrokerName)
 	}
 	for _, id := range set {
 		if _, ok := g.Replicas[id]; !ok {
-			return fail(InvalidReplicas, "broker id %d is not a replica of %s", id, c.BrokerName)
+			return fail(protocol.ControllerInvalidReplicas, "broker id %d is not a replica of %s", id, c.BrokerName)
 		}
 	}
 	if !slices.Contains(set, g.Master) {
-		return fail(AlterSyncStateSetFailed, "the new SyncStateSet of %s leaves out its master %d", c.BrokerName, g.Master)
+		return fail(protocol.ControllerAlterSyncStateSetFailed, "the new SyncStateSet of %s leaves out its master %d", c.BrokerName, g.Master)
 	}
 	g.SyncStateSet = set
 	g.SSEpoch++
@@ -236,7 +238,7 @@ func (s *State) alterSyncStateSet(c *Command) Result {
 func (s *State) clean(c *Command) Result {
 	g := s.Groups[c.BrokerName]
 	if g == nil {
-		return fail(InvalidCleanBrokerMetadata, "broker group %s does not exist", c.BrokerName)
+		return fail(protocol.ControllerInvalidCleanBrokerMetadata, "broker group %s does not exist", c.BrokerName)
 	}
 	if len(c.IDs) == 0 {
 		delete(s.Groups, c.BrokerName)

@@ -8,12 +8,15 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocketstore/rocketstore/server/protocol"
+	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
 func mustApply(t *testing.T, s *State, c *Command) {
 	t.Helper()
 	r := s.Apply(c)
-	require.Equal(t, Success, r.Code, r.Remark)
+	require.Equal(t, remoting.Success, r.Code, r.Remark)
 }
 
 func threeReplicas(t *testing.T) *State {
@@ -27,8 +30,8 @@ func threeReplicas(t *testing.T) *State {
 func TestApplyBrokerID(t *testing.T) {
 	s := NewState()
 	// The first id of a new group must be 1.
-	require.Equal(t, BrokerIDInvalid, s.Apply(&Command{Op: OpApplyBrokerID, BrokerName: "b", BrokerID: 2, CheckCode: "a;1"}).Code)
-	require.Equal(t, BrokerIDInvalid, s.Apply(&Command{Op: OpApplyBrokerID, BrokerName: "b", BrokerID: 0, CheckCode: "a;1"}).Code)
+	require.Equal(t, protocol.ControllerBrokerIDInvalid, s.Apply(&Command{Op: OpApplyBrokerID, BrokerName: "b", BrokerID: 2, CheckCode: "a;1"}).Code)
+	require.Equal(t, protocol.ControllerBrokerIDInvalid, s.Apply(&Command{Op: OpApplyBrokerID, BrokerName: "b", BrokerID: 0, CheckCode: "a;1"}).Code)
 	mustApply(t, s, &Command{Op: OpApplyBrokerID, Cluster: "c", BrokerName: "b", BrokerID: 1, CheckCode: "h:1;100"})
 	g := s.Group("b")
 	require.Equal(t, "h:1", g.Replicas[1].Addr)
@@ -37,13 +40,13 @@ func TestApplyBrokerID(t *testing.T) {
 	mustApply(t, s, &Command{Op: OpApplyBrokerID, BrokerName: "b", BrokerID: 1, CheckCode: "h:1;100"})
 	// Claimed from another broker: refused.
 	r := s.Apply(&Command{Op: OpApplyBrokerID, BrokerName: "b", BrokerID: 1, CheckCode: "h:2;200"})
-	require.Equal(t, BrokerIDInvalid, r.Code)
+	require.Equal(t, protocol.ControllerBrokerIDInvalid, r.Code)
 	require.Equal(t, "h:1", s.Group("b").Replicas[1].Addr)
 	mustApply(t, s, &Command{Op: OpApplyBrokerID, BrokerName: "b", BrokerID: 5, CheckCode: "h:5;1"})
 	require.Equal(t, int64(6), s.Group("b").NextID)
 	mustApply(t, s, &Command{Op: OpUpdateAddress, BrokerName: "b", BrokerID: 5, Addr: "h:55"})
 	require.Equal(t, "h:55", s.Group("b").Replicas[5].Addr)
-	require.Equal(t, BrokerNeedToBeRegistered, s.Apply(&Command{Op: OpUpdateAddress, BrokerName: "b", BrokerID: 9, Addr: "x"}).Code)
+	require.Equal(t, protocol.ControllerBrokerNeedToBeRegistered, s.Apply(&Command{Op: OpUpdateAddress, BrokerName: "b", BrokerID: 9, Addr: "x"}).Code)
 }
 
 func TestElectAndAlterFencing(t *testing.T) {
@@ -55,25 +58,25 @@ func TestElectAndAlterFencing(t *testing.T) {
 	require.Equal(t, []int64{1}, g.SyncStateSet)
 	require.Equal(t, int32(1), g.SSEpoch)
 	// A second election decided on the old epoch loses.
-	require.Equal(t, FencedMasterEpoch, s.Apply(&Command{Op: OpElectMaster, BrokerName: "b", NewMaster: 2, MasterEpoch: 0}).Code)
-	require.Equal(t, InvalidReplicas, s.Apply(&Command{Op: OpElectMaster, BrokerName: "b", NewMaster: 9, MasterEpoch: 1}).Code)
+	require.Equal(t, protocol.ControllerFencedMasterEpoch, s.Apply(&Command{Op: OpElectMaster, BrokerName: "b", NewMaster: 2, MasterEpoch: 0}).Code)
+	require.Equal(t, protocol.ControllerInvalidReplicas, s.Apply(&Command{Op: OpElectMaster, BrokerName: "b", NewMaster: 9, MasterEpoch: 1}).Code)
 
 	alter := func(master int64, me, sse int32, ids ...int64) Result {
 		return s.Apply(&Command{Op: OpAlterSyncStateSet, BrokerName: "b", MasterID: master, MasterEpoch: me, SSEpoch: sse, IDs: ids})
 	}
-	require.Equal(t, InvalidMaster, alter(2, 1, 1, 1, 2).Code)
-	require.Equal(t, FencedMasterEpoch, alter(1, 0, 1, 1, 2).Code)
-	require.Equal(t, FencedSyncStateSetEpoch, alter(1, 1, 0, 1, 2).Code)
-	require.Equal(t, InvalidReplicas, alter(1, 1, 1, 1, 7).Code)
-	require.Equal(t, AlterSyncStateSetFailed, alter(1, 1, 1, 2, 3).Code) // leaves out the master
-	require.Equal(t, AlterSyncStateSetFailed, alter(1, 1, 1, 1).Code)    // unchanged
-	require.Equal(t, Success, alter(1, 1, 1, 3, 1, 2, 2).Code)
+	require.Equal(t, protocol.ControllerInvalidMaster, alter(2, 1, 1, 1, 2).Code)
+	require.Equal(t, protocol.ControllerFencedMasterEpoch, alter(1, 0, 1, 1, 2).Code)
+	require.Equal(t, protocol.ControllerFencedSyncStateSetEpoch, alter(1, 1, 0, 1, 2).Code)
+	require.Equal(t, protocol.ControllerInvalidReplicas, alter(1, 1, 1, 1, 7).Code)
+	require.Equal(t, protocol.ControllerAlterSyncStateSetFailed, alter(1, 1, 1, 2, 3).Code) // leaves out the master
+	require.Equal(t, protocol.ControllerAlterSyncStateSetFailed, alter(1, 1, 1, 1).Code)    // unchanged
+	require.Equal(t, remoting.Success, alter(1, 1, 1, 3, 1, 2, 2).Code)
 	g = s.Group("b")
 	require.Equal(t, []int64{1, 2, 3}, g.SyncStateSet)
 	require.Equal(t, int32(2), g.SSEpoch)
 	// Two shrinks decided on the same epoch: only one wins.
-	require.Equal(t, Success, alter(1, 1, 2, 1, 2).Code)
-	require.Equal(t, FencedSyncStateSetEpoch, alter(1, 1, 2, 1, 3).Code)
+	require.Equal(t, remoting.Success, alter(1, 1, 2, 1, 2).Code)
+	require.Equal(t, protocol.ControllerFencedSyncStateSetEpoch, alter(1, 1, 2, 1, 3).Code)
 
 	// The master dies and nobody can take over: recorded, set kept.
 	mustApply(t, s, &Command{Op: OpElectMaster, BrokerName: "b", MasterEpoch: 1})
@@ -82,9 +85,9 @@ func TestElectAndAlterFencing(t *testing.T) {
 	require.Equal(t, int32(2), g.MasterEpoch)
 	require.Equal(t, []int64{1, 2}, g.SyncStateSet)
 	// The deposed master cannot change the set any more.
-	require.Equal(t, InvalidMaster, alter(1, 1, 3, 1).Code)
+	require.Equal(t, protocol.ControllerInvalidMaster, alter(1, 1, 3, 1).Code)
 	mustApply(t, s, &Command{Op: OpElectMaster, BrokerName: "b", NewMaster: 2, MasterEpoch: 2})
-	require.Equal(t, FencedMasterEpoch, alter(2, 2, 4, 2, 3).Code)
+	require.Equal(t, protocol.ControllerFencedMasterEpoch, alter(2, 2, 4, 2, 3).Code)
 }
 
 func TestClean(t *testing.T) {
@@ -97,7 +100,7 @@ func TestClean(t *testing.T) {
 	require.Equal(t, []int64{1}, g.SyncStateSet)
 	mustApply(t, s, &Command{Op: OpCleanBrokerData, BrokerName: "b"})
 	require.Nil(t, s.Group("b"))
-	require.Equal(t, InvalidCleanBrokerMetadata, s.Apply(&Command{Op: OpCleanBrokerData, BrokerName: "b"}).Code)
+	require.Equal(t, protocol.ControllerInvalidCleanBrokerMetadata, s.Apply(&Command{Op: OpCleanBrokerData, BrokerName: "b"}).Code)
 }
 
 func TestFSMSnapshotRestore(t *testing.T) {
@@ -106,7 +109,7 @@ func TestFSMSnapshotRestore(t *testing.T) {
 		c := &Command{Op: OpApplyBrokerID, Cluster: "c", BrokerName: "b", BrokerID: id, CheckCode: "a" + itoa(id) + ";1"}
 		require.Equal(t, Result{}, f.Apply(&raft.Log{Data: c.Encode()}))
 	}
-	require.Equal(t, InvalidRequest, f.Apply(&raft.Log{Data: []byte("{")}).(Result).Code)
+	require.Equal(t, protocol.ControllerInvalidRequest, f.Apply(&raft.Log{Data: []byte("{")}).(Result).Code)
 	snap, err := f.Snapshot()
 	require.NoError(t, err)
 	var buf bytes.Buffer
