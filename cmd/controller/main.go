@@ -11,10 +11,17 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rocketstore/rocketstore/server/broker/metrics"
 	"github.com/rocketstore/rocketstore/server/controller"
 )
 
@@ -32,12 +39,14 @@ func run(conf string, log *slog.Logger) error {
 	if conf == "" {
 		return fmt.Errorf("-c FILE is required")
 	}
-	cfg, _, unknown, err := controller.LoadConfig(conf)
+	cfg, props, unknown, err := controller.LoadConfig(conf)
 	if err != nil {
 		return err
 	}
 	for _, k := range unknown {
-		if k != "listenPort" {
+		switch k {
+		case "listenPort", "metricsExporterType", "metricsPromExporterHost", "metricsPromExporterPort":
+		default:
 			log.Warn("unknown config key, ignored", "key", k)
 		}
 	}
@@ -45,9 +54,41 @@ func run(conf string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	defer c.Close()
+	if props["metricsExporterType"] == "PROM" {
+		stop, err := serveMetrics(c, props, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	s := <-sig
 	log.Info("stopping", "signal", s.String())
-	return c.Close()
+	return nil
+}
+
+// serveMetrics serves /metrics on metricsPromExporterHost:
+// metricsPromExporterPort (5557 by default, as upstream).
+func serveMetrics(c *controller.Controller, props map[string]string, log *slog.Logger) (func(), error) {
+	port := props["metricsPromExporterPort"]
+	if port == "" {
+		port = "5557"
+	}
+	if _, err := strconv.Atoi(port); err != nil {
+		return nil, fmt.Errorf("metricsPromExporterPort=%q: %w", port, err)
+	}
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(c.Collector()); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(props["metricsPromExporterHost"], port))
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	srv := &http.Server{Handler: metrics.NewHandler(reg, nil, log), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	log.Info("metrics served", "addr", ln.Addr())
+	return func() { srv.Close() }, nil
 }

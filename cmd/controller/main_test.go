@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,7 +71,9 @@ func metadata(c *remoting.Client, addr string) (*remoting.Command, error) {
 // config files, SIGKILLs the leader and sees another take over; the
 // killed one restarts on its store and follows.
 func TestThreeControllerProcesses(t *testing.T) {
-	addrs := freeAddrs(t, 3)
+	addrs := freeAddrs(t, 4)
+	metricsAddr := addrs[3]
+	addrs = addrs[:3]
 	dir := t.TempDir()
 	var peers []string
 	for i, a := range addrs {
@@ -80,6 +84,10 @@ func TestThreeControllerProcesses(t *testing.T) {
 		confs[i] = filepath.Join(dir, fmt.Sprintf("controller-n%d.conf", i))
 		text := fmt.Sprintf("controllerDLegerGroup = group1\ncontrollerDLegerPeers = %s\ncontrollerDLegerSelfId = n%d\ncontrollerStorePath = %s\nenableElectUncleanMaster = false\nnotifyBrokerRoleChanged = true\nlistenPort = 19876\n",
 			strings.Join(peers, ";"), i, filepath.Join(dir, fmt.Sprintf("store-n%d", i)))
+		if i == 0 {
+			_, port, _ := net.SplitHostPort(metricsAddr)
+			text += "metricsExporterType = PROM\nmetricsPromExporterHost = 127.0.0.1\nmetricsPromExporterPort = " + port + "\n"
+		}
 		require.NoError(t, os.WriteFile(confs[i], []byte(text), 0o644))
 	}
 	procs := make([]*exec.Cmd, 3)
@@ -106,6 +114,18 @@ func TestThreeControllerProcesses(t *testing.T) {
 		return idx
 	}
 	li := leader(-1)
+	var page string
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		page = string(b)
+		return resp.StatusCode == http.StatusOK
+	}, 10*time.Second, 50*time.Millisecond)
+	require.Contains(t, page, `rocketmq_role{address="`+addrs[0]+`",group="group1",peer_id="n0"}`)
 	r, err := metadata(client, addrs[(li+1)%3])
 	require.NoError(t, err)
 	require.Equal(t, "group1", r.Ext("group"))

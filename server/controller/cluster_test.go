@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketstore/rocketstore/server/protocol"
@@ -282,6 +283,27 @@ func TestClusterElectionFailoverAndRestart(t *testing.T) {
 		}
 		return false
 	}, 10*time.Second, 10*time.Millisecond, "no notification of the new master")
+	// Metrics: the epoch, the set and the elections this leader decided.
+	reg := prometheus.NewRegistry()
+	require.NoError(t, reg.Register(c.nodes[li2].Collector()))
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			key := mf.GetName()
+			for _, l := range m.GetLabel() {
+				key += "," + l.GetName() + "=" + l.GetValue()
+			}
+			got[key] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
+		}
+	}
+	require.Equal(t, 2.0, got["rocketmq_controller_master_epoch,broker_set=b,cluster=c"], got)
+	require.Equal(t, 1.0, got["rocketmq_controller_sync_state_set_size,broker_set=b,cluster=c"], got)
+	require.Equal(t, 1.0, got["rocketmq_election_total,election_result=new_master_elected"], got)
+	require.Equal(t, 2.0, got["rocketmq_active_broker_num,broker_set=b,cluster=c"], got)
+	require.Equal(t, 1.0, got["rocketmq_role,address="+leaderAddr+",group=g,peer_id="+c.cfgs[li2].SelfID], got)
+
 	// The deposed master is fenced.
 	b0.client, _ = remoting.NewClient(remoting.Options{})
 	require.Equal(t, protocol.ControllerInvalidMaster, alter(1, 3, 1).Code)

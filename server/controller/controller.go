@@ -56,7 +56,7 @@ type Controller struct {
 	wg     sync.WaitGroup
 	closed atomic.Bool
 
-	elections atomic.Int64 // successful elections this node decided
+	counts counts // requests and elections, for the metrics
 }
 
 // Open starts a controller: the Raft node on its store (bootstrapping

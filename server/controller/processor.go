@@ -16,15 +16,23 @@ import (
 func (c *Controller) register(s *remoting.Server) {
 	lead := func(f func(*remoting.Request) *remoting.Command) remoting.ProcessorFunc {
 		return func(_ context.Context, req *remoting.Request) *remoting.Command {
-			if !c.IsLeader() {
+			var resp *remoting.Command
+			if c.IsLeader() {
+				resp = f(req)
+			} else {
 				_, addr := c.LeaderID()
-				return remoting.NewResponse(protocol.ControllerNotLeader, fmt.Sprintf("controller %s is not the leader (leader: %s)", c.cfg.SelfID, addr))
+				resp = remoting.NewResponse(protocol.ControllerNotLeader, fmt.Sprintf("controller %s is not the leader (leader: %s)", c.cfg.SelfID, addr))
 			}
-			return f(req)
+			c.counts.request(req.Code, resp.Code)
+			return resp
 		}
 	}
 	any := func(f func(*remoting.Request) *remoting.Command) remoting.ProcessorFunc {
-		return func(_ context.Context, req *remoting.Request) *remoting.Command { return f(req) }
+		return func(_ context.Context, req *remoting.Request) *remoting.Command {
+			resp := f(req)
+			c.counts.request(req.Code, resp.Code)
+			return resp
+		}
 	}
 	s.Register(protocol.ControllerGetNextBrokerID, lead(c.getNextBrokerID))
 	s.Register(protocol.ControllerApplyBrokerID, lead(c.applyBrokerID))
@@ -206,6 +214,7 @@ func (c *Controller) doElect(name string, id int64, designate bool) (int, *Group
 	}
 	switch {
 	case winner != 0 && winner == g.Master:
+		c.counts.election(electedKeep)
 		return protocol.ControllerMasterStillExist, g, fmt.Sprintf("the master %d of %s is still alive", g.Master, name)
 	case winner != 0:
 		r := c.propose(&Command{Op: OpElectMaster, BrokerName: name, NewMaster: winner, MasterEpoch: g.MasterEpoch})
@@ -216,13 +225,14 @@ func (c *Controller) doElect(name string, id int64, designate bool) (int, *Group
 		if ng == nil {
 			return protocol.ControllerElectMasterFailed, nil, "group removed meanwhile"
 		}
-		c.elections.Add(1)
+		c.counts.election(electedNew)
 		c.log.Info("elected a master", "brokerName", name, "master", ng.Master, "addr", ng.MasterAddr(), "masterEpoch", ng.MasterEpoch)
 		if cfg.NotifyBrokerRoleChanged {
 			c.notifyRoleChanged(ng)
 		}
 		return remoting.Success, ng, ""
 	case id <= 0:
+		c.counts.election(electedNone)
 		if g.Master != 0 {
 			// Record that the master is gone: nobody may act as it.
 			if r := c.propose(&Command{Op: OpElectMaster, BrokerName: name, MasterEpoch: g.MasterEpoch}); r.Code != remoting.Success {
@@ -231,6 +241,7 @@ func (c *Controller) doElect(name string, id int64, designate bool) (int, *Group
 		}
 		return protocol.ControllerMasterNotAvailable, nil, fmt.Sprintf("the master of %s is gone and no replica can take over", name)
 	}
+	c.counts.election(electedNone)
 	return protocol.ControllerElectMasterFailed, nil, fmt.Sprintf("no master could be elected for %s", name)
 }
 
