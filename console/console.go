@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"embed"
 	"errors"
@@ -209,7 +210,7 @@ func (c *Console) page(h pageFunc) http.Handler {
 		v, err := h(context.WithValue(ctx, timingsKey{}, tm), r)
 		status := http.StatusOK
 		d := pageData{Base: c.opts.BasePath, Title: v.Title, Nav: v.Nav, CSRF: token, CanWrite: c.canWrite(r),
-			Writes: c.opts.Writes.String(), Flash: r.URL.Query().Get("flash"), Data: v.Data}
+			Writes: c.opts.Writes.String(), Flash: c.flash(r), Data: v.Data}
 		if err != nil {
 			status = statusOf(err)
 			d.Error = errorText(err)
@@ -288,10 +289,21 @@ func (c *Console) action(h actionFunc) http.Handler {
 			if strings.Contains(to, "?") {
 				sep = "&"
 			}
-			to += sep + "flash=" + queryEscape(flash)
+			to += sep + "flash=" + queryEscape(flash) + "&fs=" + c.sign("flash:" + flash)[:32]
 		}
 		http.Redirect(w, r, c.opts.BasePath+to, http.StatusSeeOther)
 	}))
+}
+
+// flash is the message a redirect after a form carries to the page it
+// leads to; it is shown only with the console's signature, so that a link
+// made elsewhere cannot put words on a console page.
+func (c *Console) flash(r *http.Request) string {
+	f, sig := r.URL.Query().Get("flash"), r.URL.Query().Get("fs")
+	if f == "" || !hmac.Equal([]byte(sig), []byte(c.sign("flash:" + f)[:32])) {
+		return ""
+	}
+	return f
 }
 
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, status int, err error, start time.Time) {

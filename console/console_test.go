@@ -191,3 +191,11 @@ func TestPaginate(t *testing.T) {
 	require.Equal(t, 1, p.Pages)
 	require.Equal(t, 0, p.To)
 }
+
+func TestConsole_FlashNeedsTheConsolesSignature(t *testing.T) {
+	c := newTestConsole(t, WritesLoopback)
+	r := httptest.NewRequest("GET", "/console/topics?flash=forged", nil)
+	require.Empty(t, c.flash(r))
+	signed := "/console/topics?flash=" + url.QueryEscape("topic T saved") + "&fs=" + c.sign("flash:topic T saved")[:32]
+	require.Equal(t, "topic T saved", c.flash(httptest.NewRequest("GET", signed, nil)))
+}

@@ -159,7 +159,7 @@ func (c *Console) groupPage(ctx context.Context, r *http.Request) (view, error) 
 	d.Chart = chart("Lag of "+group, "msgs", c.hist.get("lag:"+group), c.opts.History, time.Now())
 	cc, err := c.ac.GroupConsumerConnection(ctx, group)
 	if err != nil {
-		if !admin.IsCode(err, remoting.TopicNotExist) {
+		if !admin.IsCode(err, remoting.TopicNotExist) && !admin.IsCode(err, remoting.ConsumerNotOnline) {
 			d.ConnErr = errorText(err)
 		}
 	} else {
@@ -263,7 +263,11 @@ func (c *Console) groupReset(ctx context.Context, r *http.Request) (string, stri
 	}
 	offsets, err := c.ac.ResetOffsetByTimeAll(ctx, topic, group, when, true)
 	online := true
-	if admin.IsCode(err, remoting.ConsumerNotOnline) {
+	var re *admin.ResponseError
+	if admin.IsCode(err, remoting.ConsumerNotOnline) ||
+		// A group that has committed nothing yet: RocketMQ answers that it
+		// does not exist.
+		errors.As(err, &re) && re.Code == remoting.SystemError && strings.Contains(re.Remark, "not exist") {
 		online = false
 		offsets, err = c.ac.ResetOffsetByTimeOffline(ctx, topic, group, when, true)
 	}
