@@ -582,3 +582,18 @@ func (q *Queue) closeFiles() error {
 	q.publish(nil)
 	return err
 }
+
+// MarkFlushed records that the queue's bytes up to end were made durable
+// by other means (a syncfs(2) of the whole filesystem after they were
+// written), as Flush would after flushing them.
+func (q *Queue) MarkFlushed(end int64) {
+	for _, f := range q.list() {
+		if f.from >= end {
+			break
+		}
+		f.markFlushed(int(min(end-f.from, int64(f.size))))
+	}
+	if end > q.flushedWhere.Load() {
+		q.flushedWhere.Store(end)
+	}
+}
