@@ -181,3 +181,13 @@ func TestApplyProperties_Registration(t *testing.T) {
 	require.True(t, o.EnableSplitRegistration)
 	require.Equal(t, 500, o.SplitRegistrationSize)
 }
+
+func TestApplyProperties_MetricsQueueSeriesLimit(t *testing.T) {
+	props, err := parseProperties(strings.NewReader("metricsQueueSeriesLimit=-1\n"))
+	require.NoError(t, err)
+	var o broker.Options
+	unknown, err := applyProperties(&o, props)
+	require.NoError(t, err)
+	require.Empty(t, unknown)
+	require.Equal(t, -1, o.MetricsQueueSeriesLimit)
+}

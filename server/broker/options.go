@@ -95,6 +95,11 @@ type Options struct {
 	// MetricsPromExporterPort is its port (metricsPromExporterPort); 0
 	// picks a free one (cmd/broker defaults to RocketMQ's 5557).
 	MetricsPromExporterPort int
+	// MetricsQueueSeriesLimit bounds the per-queue lag series of a scrape,
+	// and the group and topic pairs of the lag series
+	// (metricsQueueSeriesLimit, ours): 0 means 1,000, negative no limit.
+	// Those with the largest lag are kept; the sums count every queue.
+	MetricsQueueSeriesLimit int
 	// MetricsLabel adds labels to every metric (metricsLabel):
 	// "key:value,key:value".
 	MetricsLabel string
