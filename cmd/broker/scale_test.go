@@ -22,7 +22,10 @@ import (
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
-var scaleTopics = flag.Int("scale.topics", 0, "topics of TestBinary_Scale (0: 100, or 25,000 with -long)")
+var (
+	scaleTopics = flag.Int("scale.topics", 0, "topics of TestBinary_Scale (0: 100, or 25,000 with -long)")
+	scaleGroups = flag.Int("scale.groups", 0, "consumer groups of TestBinary_Scale (0: 100, or 10,000 with -long)")
+)
 
 // scaleRun is one run of TestBinary_Scale: a broker process, its store,
 // and a client.
@@ -58,7 +61,7 @@ func scaleGroup(i int) string { return fmt.Sprintf("ScaleG%05d", i) }
 // Plain go test runs 100 topics and 100 groups with small ConsumeQueue
 // files (60,000 bytes: the default 6,000,000 is allocated whole until
 // ConsumeQueue files are sparse); -long runs 25,000 topics and 10,000
-// groups with the defaults; -scale.topics sets T.
+// groups with the defaults; -scale.topics and -scale.groups set T and G.
 func TestBinary_Scale(t *testing.T) {
 	topics, groups := 100, 100
 	var conf []string
@@ -69,6 +72,9 @@ func TestBinary_Scale(t *testing.T) {
 	}
 	if *scaleTopics > 0 {
 		topics = *scaleTopics
+	}
+	if *scaleGroups > 0 {
+		groups = *scaleGroups
 	}
 	dir := t.TempDir()
 	confPath := filepath.Join(dir, "broker.conf")
