@@ -188,6 +188,8 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.MetricsLabel = v
 		case "metricsQueueSeriesLimit": // ours: see broker.Options.MetricsQueueSeriesLimit
 			o.MetricsQueueSeriesLimit = int(num(k, v))
+		case "forceRegister":
+			o.DisableForceRegister = !boolean(k, v)
 		case "compressedRegister":
 			o.CompressedRegister = boolean(k, v)
 		case "enableSplitRegistration":

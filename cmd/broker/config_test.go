@@ -171,7 +171,7 @@ func TestApplyProperties_RepairCommitLog(t *testing.T) {
 }
 
 func TestApplyProperties_Registration(t *testing.T) {
-	props, err := parseProperties(strings.NewReader("compressedRegister=true\nenableSplitRegistration=true\nsplitRegistrationSize=500\n"))
+	props, err := parseProperties(strings.NewReader("compressedRegister=true\nenableSplitRegistration=true\nsplitRegistrationSize=500\nforceRegister=false\n"))
 	require.NoError(t, err)
 	var o broker.Options
 	unknown, err := applyProperties(&o, props)
@@ -180,6 +180,7 @@ func TestApplyProperties_Registration(t *testing.T) {
 	require.True(t, o.CompressedRegister)
 	require.True(t, o.EnableSplitRegistration)
 	require.Equal(t, 500, o.SplitRegistrationSize)
+	require.True(t, o.DisableForceRegister)
 }
 
 func TestApplyProperties_MetricsQueueSeriesLimit(t *testing.T) {

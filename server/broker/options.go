@@ -31,6 +31,12 @@ type Options struct {
 	NamesrvAddrs []string
 	// RegisterInterval is how often the broker registers; 0 means 30 s.
 	RegisterInterval time.Duration
+	// DisableForceRegister is forceRegister=false: the periodic
+	// registration first asks each name server which data version it holds
+	// (QUERY_DATA_VERSION, which also keeps the broker alive there) and
+	// sends the topic table only if one differs. Not with
+	// EnableSplitRegistration, as in RocketMQ.
+	DisableForceRegister bool
 	// CompressedRegister sends REGISTER_BROKER bodies zlib-compressed
 	// (compressedRegister): a body of 25,000 topics shrinks some tenfold.
 	CompressedRegister bool
