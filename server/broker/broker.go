@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/ha"
+	"github.com/rocketstore/rocketstore/server/auth"
 	"github.com/rocketstore/rocketstore/server/broker/clients"
 	"github.com/rocketstore/rocketstore/server/broker/meta"
 	"github.com/rocketstore/rocketstore/server/broker/metrics"
+	"github.com/rocketstore/rocketstore/server/broker/pop"
 	"github.com/rocketstore/rocketstore/server/filter"
 	"github.com/rocketstore/rocketstore/server/namesrv"
 	"github.com/rocketstore/rocketstore/server/protocol"
@@ -37,6 +39,7 @@ type Broker struct {
 	hold        *holdService
 	locks       *queueLocks
 	tx          *txState
+	pop         *pop.Service  // POP consumption; see popsvc.go
 	filters     *filter.Cache // compiled SQL92 expressions of pulls; see filterCache
 	filtersOnce sync.Once
 	requesters  requesters // connections of requests awaiting replies; see reply.go
@@ -59,6 +62,7 @@ type Broker struct {
 	masterAddr   atomic.Value
 	syncNow      chan struct{}
 	masterClient *remoting.Client
+	authority    *auth.Authority // users and ACLs; nil until open
 
 	registerNow chan struct{}
 	regMu       sync.Mutex          // guards regTopics, regFull
@@ -151,7 +155,7 @@ func (b *Broker) open() error {
 		return err
 	}
 	if b.opts.BrokerRole == ha.RoleSlave {
-		if b.masterClient, err = remoting.NewClient(remoting.Options{Logger: b.log}); err != nil {
+		if b.masterClient, err = remoting.NewClient(remoting.Options{Logger: b.log, BeforeRequest: b.signInner()}); err != nil {
 			return err
 		}
 	}
@@ -188,7 +192,13 @@ func (b *Broker) open() error {
 			return err
 		}
 	}
+	if err := b.openPop(); err != nil {
+		return err
+	}
 	b.registerProcessors()
+	if err := b.startAuth(cfg); err != nil {
+		return err
+	}
 	if b.ln == nil {
 		return b.listen()
 	}
@@ -202,7 +212,7 @@ func (b *Broker) listen() error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", b.opts.ListenAddr, err)
 	}
-	b.ln = ln
+	b.ln = remoting.TLSListener(ln, b.opts.TLS, b.opts.TLSMode)
 	port := ln.Addr().(*net.TCPAddr).Port
 	if !b.opts.NoVIPChannel && port > 2 {
 		host, _, _ := net.SplitHostPort(b.opts.ListenAddr)
@@ -210,7 +220,7 @@ func (b *Broker) listen() error {
 		if err != nil {
 			b.log.Warn("the VIP channel (listen port - 2) is not served", "err", err)
 		} else {
-			b.vip = vip
+			b.vip = remoting.TLSListener(vip, b.opts.TLS, b.opts.TLSMode)
 		}
 	}
 	return nil
@@ -299,6 +309,9 @@ func (b *Broker) closeParts() error {
 	}
 	if b.topics != nil {
 		err = errors.Join(err, b.topics.Persist())
+	}
+	if b.pop != nil {
+		b.pop.Close()
 	}
 	err = errors.Join(err, b.closeHA())
 	if b.store != nil {

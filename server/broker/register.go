@@ -106,7 +106,7 @@ func (b *Broker) registerAll() bool {
 // server. A name server took it if it took every part.
 func (b *Broker) register(w protocol.TopicConfigSerializeWrapper) bool {
 	if b.nsClient == nil {
-		c, err := remoting.NewClient(remoting.Options{Logger: b.log})
+		c, err := remoting.NewClient(remoting.Options{Logger: b.log, BeforeRequest: b.signInner()})
 		if err != nil {
 			b.log.Error("name server client", "err", err)
 			return false

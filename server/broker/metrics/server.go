@@ -37,6 +37,9 @@ type Options struct {
 	// with the largest lag are kept, and how many were left out is
 	// reported. 0: DefaultQueueSeriesLimit; negative: no limit.
 	QueueSeriesLimit int
+	// Mount are more handlers on the same port, by ServeMux pattern (the
+	// web console: "/console/").
+	Mount map[string]http.Handler
 }
 
 // DefaultQueueSeriesLimit is QueueSeriesLimit's default: a scrape stays
@@ -70,8 +73,17 @@ func Start(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("metrics: listen on %s (metricsPromExporterHost, metricsPromExporterPort): %w", opts.Addr, err)
 	}
 	s := &Server{ln: ln, done: make(chan struct{})}
+	h := NewHandler(reg, opts.Health, opts.Logger)
+	if len(opts.Mount) > 0 {
+		mux := http.NewServeMux()
+		mux.Handle("/", h)
+		for pattern, mh := range opts.Mount {
+			mux.Handle(pattern, mh)
+		}
+		h = mux
+	}
 	s.http = &http.Server{
-		Handler:           NewHandler(reg, opts.Health, opts.Logger),
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
 	}
