@@ -389,6 +389,11 @@ func TestBadRequestsGetApacheCodes(t *testing.T) {
 	if r := f.send(bad); r.Status.Code != v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY {
 		t.Fatalf("system property key: %v", r.Status)
 	}
+	et, err := f.c.EndTransaction(f.ctx, &v2.EndTransactionRequest{Topic: &v2.Resource{Name: "TopicN"}, MessageId: "X",
+		TransactionId: "X", Resolution: v2.TransactionResolution_COMMIT, Source: v2.TransactionSource_SOURCE_CLIENT})
+	if err != nil || et.Status.Code != v2.Code_INVALID_TRANSACTION_ID {
+		t.Fatalf("unknown transaction: %v %v", err, et)
+	}
 	if cfg, _ := f.b.Topics().Get("TopicF"); cfg.Attributes["message.type"] != "FIFO" || cfg.Perm != protocol.PermRead|protocol.PermWrite {
 		t.Fatalf("topic config %+v", cfg)
 	}
