@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/message"
-	"github.com/rocketstore/rocketstore/store"
 	v2 "github.com/rocketstore/rocketstore/server/proxy/v2pb"
+	"github.com/rocketstore/rocketstore/store"
 )
 
 // The offset RPCs of newer clients' pull consumers (Apache 5.3's
@@ -99,14 +99,9 @@ func (s *Server) PullMessage(req *v2.PullMessageRequest, stream v2.MessagingServ
 	if err != nil {
 		return status(err)
 	}
-	fe := req.GetFilterExpression()
-	typ := "TAG"
-	if fe.GetType() == v2.FilterType_SQL {
-		typ = "SQL92"
-	}
-	filter, err := s.b.Filter(typ, fe.GetExpression())
+	filter, err := s.filterOf(req.GetFilterExpression())
 	if err != nil {
-		return status(fail(v2.Code_ILLEGAL_FILTER_EXPRESSION, err.Error()))
+		return status(err)
 	}
 	batch := int(req.BatchSize)
 	if batch <= 0 || batch > receiveBatchSize {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/rocketstore/rocketstore/message"
 	"github.com/rocketstore/rocketstore/server/broker"
-	"github.com/rocketstore/rocketstore/store"
 	v2 "github.com/rocketstore/rocketstore/server/proxy/v2pb"
+	"github.com/rocketstore/rocketstore/store"
 )
 
 // SendMessage stores each message (SendMessageActivity): one entry per
