@@ -256,14 +256,18 @@ func TestSendReceiveAck_AllQueuesAndWhatMessagesCarry(t *testing.T) {
 	}
 
 	// Nothing acked comes back; a receive waiting is woken by an arrival.
-	sent := make(chan time.Time, 1)
+	sent, sendErr := make(chan time.Time, 1), make(chan error, 1)
 	go func() {
 		time.Sleep(300 * time.Millisecond) // let the receive start waiting first
 		sent <- time.Now()
-		f.send(msg("TopicN", "LATE", "late"))
+		_, err := f.c.SendMessage(f.ctx, &v2.SendMessageRequest{Messages: []*v2.Message{msg("TopicN", "LATE", "late")}})
+		sendErr <- err
 	}()
 	st, msgs = f.receive(recvReq("TopicN", "G1", 32, 30*time.Second), 15*time.Second)
 	woke := time.Since(<-sent)
+	if err := <-sendErr; err != nil {
+		t.Fatal(err)
+	}
 	if st.Code != v2.Code_OK || len(msgs) != 1 || msgs[0].SystemProperties.MessageId != "LATE" {
 		t.Fatalf("after the ack: %v %v", st, msgs)
 	}
