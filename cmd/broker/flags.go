@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/rocketstore/rocketstore/server/broker"
 	"github.com/rocketstore/rocketstore/store"
@@ -86,27 +87,43 @@ func (cl commandLine) options(getenv func(string) string, log *slog.Logger) (bro
 	if v := getenv("NAMESRV_ADDR"); v != "" {
 		opts.NamesrvAddrs = splitAddrs(v)
 	}
+	props := map[string]string{}
 	if cl.confFile != "" {
 		f, err := os.Open(cl.confFile)
 		if err != nil {
 			return opts, err
 		}
-		props, err := parseProperties(f)
+		props, err = parseProperties(f)
 		f.Close()
 		if err != nil {
 			return opts, fmt.Errorf("%s: %w", cl.confFile, err)
 		}
+	}
+	tlsProps, err := takeTLSProperties(props)
+	if err != nil {
+		return opts, err
+	}
+	if opts.TLS, opts.TLSMode, err = tlsServerConfig(tlsProps); err != nil {
+		return opts, err
+	}
+	if cl.confFile != "" {
 		unknown, err := applyProperties(&opts, props)
 		if err != nil {
 			return opts, fmt.Errorf("%s: %w", cl.confFile, err)
 		}
 		for _, k := range unknown {
+			if k == keyConsoleEnable || k == keyConsoleWrite {
+				continue // read by readConsoleConfig
+			}
 			if why, ok := inertKeys[k]; ok {
 				log.Info("not applying a broker.conf key", "key", k, "why", why)
 				continue
 			}
 			log.Warn("ignoring an unknown broker.conf key", "key", k)
 		}
+	}
+	if opts.Auth.MigrateFromV1 && opts.Auth.V1File == "" {
+		opts.Auth.V1File = filepath.Join(getenv("ROCKETMQ_HOME"), "conf", "plain_acl.yml")
 	}
 	if cl.namesrv != "" {
 		opts.NamesrvAddrs = splitAddrs(cl.namesrv)

@@ -53,7 +53,7 @@ func (b *Broker) processUpdateAndCreateTopic(_ context.Context, req *remoting.Re
 	if err := b.topics.Update(cfg); err != nil {
 		return errResponse(remoting.SystemError, "%v", err)
 	}
-	b.triggerRegister()
+	b.triggerRegister(cfg.TopicName)
 	return remoting.NewResponse(remoting.Success, "")
 }
 
