@@ -225,11 +225,11 @@ var authRules = map[int]authRule{
 	remoting.InvokeBrokerToResetOffset:       fields(group("group", auth.Update), topic("topic", auth.Update)),
 	remoting.InvokeBrokerToGetConsumerStatus: fields(topic("topic", auth.Get), group("group", auth.Get)),
 	remoting.GetProducerConnectionList:       cluster(auth.Get),
-	remoting.PopMessage:                      popRule,
-	remoting.AckMessage:                      popRule,
-	remoting.ChangeMessageInvisibleTime:      popRule,
-	remoting.Notification:                    popRule,
-	remoting.BatchAckMessage:                 batchAckRule,
+	remoting.PopMessage:                      fields(subTopic("topic", auth.Sub), group("consumerGroup", auth.Sub)),
+	remoting.AckMessage:                      fields(subTopic("topic", auth.Sub), group("consumerGroup", auth.Sub)),
+	remoting.ChangeMessageInvisibleTime:      fields(subTopic("topic", auth.Sub), group("consumerGroup", auth.Sub)),
+	remoting.Notification:                    fields(subTopic("topic", auth.Sub), group("consumerGroup", auth.Sub)),
+	remoting.BatchAckMessage:                 batchAckAuth,
 
 	// No rule upstream, or one without a resource (Apache then lets any
 	// authenticated user through): Super only here.

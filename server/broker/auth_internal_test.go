@@ -93,18 +93,13 @@ func TestAuthRules_EveryServedCode(t *testing.T) {
 		351: {{req{ext: tp}, []string{"Topic:t Get"}}},
 		352: {{req{ext: map[string]string{"group": "g"}}, []string{"Group:g Get"}}},
 		361: {{req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}, []string{"Topic:t Sub", sub}}},
+		// POP (poprpc.go)
+		200050: {{req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}, []string{"Topic:t Sub", sub}}},
+		200051: {{req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}, []string{"Topic:t Sub", sub}}},
+		200053: {{req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}, []string{"Topic:t Sub", sub}}},
+		200054: {{req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}, []string{"Topic:t Sub", sub}}},
+		200151: {{req{body: `{"acks":[{"c":"g","t":"t"}]}`}, []string{sub, "Topic:t Sub"}}},
 	}
-	popReq := req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}
-	for _, code := range []int{remoting.PopMessage, remoting.AckMessage, remoting.ChangeMessageInvisibleTime, remoting.Notification} {
-		table[code] = append(table[code], struct {
-			in   req
-			want []string
-		}{popReq, []string{"Topic:t Sub", sub}})
-	}
-	table[remoting.BatchAckMessage] = append(table[remoting.BatchAckMessage], struct {
-		in   req
-		want []string
-	}{req{body: `{"acks":[{"c":"g","t":"t"},{"c":"g","t":"%RETRY%g"}]}`}, []string{"Topic:t Sub", sub, sub}})
 	for code := 3001; code <= 3010; code++ {
 		table[code] = append(table[code], struct {
 			in   req
