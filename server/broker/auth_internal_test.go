@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketstore/rocketstore/server/auth"
 	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/stretchr/testify/require"
 )
@@ -107,7 +108,7 @@ func TestAuthRules_EveryServedCode(t *testing.T) {
 		require.True(t, ok, "request code %d is not in the table", code)
 		for _, tc := range cases {
 			cmd := remoting.NewRequest(code, tc.in.ext, []byte(tc.in.body))
-			checks, err := b.authChecks(&remoting.Request{Command: cmd})
+			checks, err := b.authChecks(&remoting.Request{Command: cmd}, auth.ReadFields(cmd))
 			require.NoError(t, err, "code %d", code)
 			var got []string
 			for _, c := range checks {
@@ -120,9 +121,9 @@ func TestAuthRules_EveryServedCode(t *testing.T) {
 			require.Equal(t, tc.want, got, "code %d %v", code, tc.in)
 		}
 	}
-	checks, err := b.authChecks(&remoting.Request{Command: remoting.NewRequest(4242, nil, nil)})
+	checks, err := b.authChecks(&remoting.Request{Command: remoting.NewRequest(4242, nil, nil)}, auth.Fields{})
 	require.NoError(t, err)
 	require.True(t, len(checks) == 1 && checks[0].SuperOnly, "a code without a rule is for Super users only")
-	_, err = b.authChecks(&remoting.Request{Command: remoting.NewRequest(remoting.HeartBeat, nil, []byte("{bad"))})
+	_, err = b.authChecks(&remoting.Request{Command: remoting.NewRequest(remoting.HeartBeat, nil, []byte("{bad"))}, auth.Fields{})
 	require.Error(t, err, "an unreadable body is refused")
 }
