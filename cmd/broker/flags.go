@@ -29,6 +29,7 @@ type commandLine struct {
 	promPort              int
 	set                   *flag.FlagSet // to tell the flags given from the defaults
 	cpuProfile            string
+	grpcPort              int
 }
 
 // errUsage marks a command line that does not parse: the broker exits 2.
@@ -64,6 +65,7 @@ func parseCommandLine(args []string, stderr io.Writer) (commandLine, error) {
 	fs.StringVar(&cl.metricsType, "metricsExporterType", "", "PROM: serve Prometheus metrics, /healthz and pprof over HTTP (default off, or metricsExporterType)")
 	fs.StringVar(&cl.promHost, "metricsPromExporterHost", "", "host of the metrics server (default brokerIP1, or metricsPromExporterHost)")
 	fs.IntVar(&cl.promPort, "metricsPromExporterPort", defaultPromExporterPort, "port of the metrics server (or metricsPromExporterPort)")
+	fs.IntVar(&cl.grpcPort, "grpcServerPort", 0, "port of the RocketMQ 5 gRPC endpoint, -1 for none (default 8081, or grpcServerPort)")
 	cl.set = fs
 	if err := fs.Parse(args); err != nil {
 		return cl, errUsage{err}
@@ -110,6 +112,9 @@ func (cl commandLine) options(getenv func(string) string, log *slog.Logger) (bro
 			return opts, fmt.Errorf("%s: %w", cl.confFile, err)
 		}
 		for _, k := range unknown {
+			if k == keyConsoleEnable || k == keyConsoleWrite {
+				continue // read by readConsoleConfig
+			}
 			if why, ok := inertKeys[k]; ok {
 				log.Info("not applying a broker.conf key", "key", k, "why", why)
 				continue
@@ -140,6 +145,9 @@ func (cl commandLine) options(getenv func(string) string, log *slog.Logger) (bro
 	}
 	if cl.repair {
 		opts.Store.RepairCommitLog = true
+	}
+	if cl.grpcPort != 0 {
+		opts.GRPCServerPort = cl.grpcPort
 	}
 	if cl.set != nil {
 		applyMetricsFlags(&opts, cl.set, cl.metricsType, cl.promHost, cl.promPort)

@@ -97,17 +97,37 @@ func run(cl commandLine) error {
 		opts.NamesrvAddrs = []string{inner.Addr().String()}
 	}
 
+	cc, err := readConsoleConfig(cl.confFile)
+	if err != nil {
+		return err
+	}
+	stopConsole, err := mountConsole(&opts, cc, log)
+	if err != nil {
+		return err
+	}
 	b, err := broker.New(opts)
 	if err != nil {
+		stopConsole()
 		if ns != nil {
 			ns.Close()
 		}
 		return err
 	}
-	stop := func() error {
+	gs, err := startGRPC(b, opts, log)
+	if err != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		err := b.Shutdown(ctx)
+		return errors.Join(err, b.Shutdown(ctx), closeNamesrv(ctx, ns))
+	}
+	stop := func() error {
+		defer stopConsole()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var err error
+		if gs != nil {
+			err = gs.Shutdown(ctx)
+		}
+		err = errors.Join(err, b.Shutdown(ctx))
 		if ns != nil {
 			err = errors.Join(err, ns.Shutdown(ctx))
 		}
@@ -126,6 +146,9 @@ func run(cl commandLine) error {
 	case <-b.Registered():
 		log.Info("ready", "broker", b.Addr(), "namesrv", strings.Join(nsAddrs, ";"), "store", b.Store().Dir(),
 			"took", time.Since(started).Round(time.Millisecond))
+		if _, on := opts.HTTPHandlers["/console/"]; on && b.MetricsAddr() != "" {
+			log.Info("web console", "url", "http://"+b.MetricsAddr()+"/console/", "consoleWrite", cc.write.String())
+		}
 	case s := <-sig:
 		log.Info("stopping before the broker was registered", "signal", s.String())
 		return stop()

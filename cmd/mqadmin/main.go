@@ -61,6 +61,12 @@ var commands = slices.Concat([]command{
 	{"queryMsgByOffset", "Query Message by offset.", queryMsgByOffset},
 	{"sendMessage", "Send a message.", sendMessage},
 	{"consumeMessage", "Consume message.", consumeMessage},
+	{"getControllerMetaData", "Get controller cluster's metadata.", getControllerMetaData},
+	{"getSyncStateSet", "Fetch syncStateSet for target brokers.", getSyncStateSet},
+	{"electMaster", "Re-elect the specified broker as master.", electMaster},
+	{"getControllerConfig", "Get controller config.", getControllerConfig},
+	{"updateControllerConfig", "Update controller config.", updateControllerConfig},
+	{"cleanBrokerMetadata", "Clean metadata of broker on controller.", cleanBrokerMetadata},
 }, authCommands)
 
 // flags declares the command's flags, the common ones first, and returns
