@@ -171,6 +171,24 @@ func lockBatch(_ *Broker, req *remoting.Request, _ auth.Fields) ([]auth.Check, e
 	return out, nil
 }
 
+// batchAckRule is BATCH_ACK_MESSAGE: the group and topic of each ack of
+// the body, Sub (no rule upstream, where any authenticated user may send
+// it).
+func batchAckRule(_ *Broker, req *remoting.Request, _ auth.Fields) ([]auth.Check, error) {
+	var body struct {
+		Acks []batchAck `json:"acks"`
+	}
+	if err := json.Unmarshal(req.Body, &body); err != nil {
+		return nil, fmt.Errorf("BatchAckMessageRequestBody: %w", err)
+	}
+	var out []auth.Check
+	for _, a := range body.Acks {
+		out = append(out, auth.Check{Resource: auth.Group(a.Group), Actions: auth.Sub},
+			auth.Check{Resource: auth.TopicOrGroup(a.Topic), Actions: auth.Sub})
+	}
+	return out, nil
+}
+
 // checkClient is CHECK_CLIENT_CONFIG: the body's group, Sub (no rule
 // upstream, where any authenticated user may send it).
 func checkClient(_ *Broker, req *remoting.Request, _ auth.Fields) ([]auth.Check, error) {
@@ -225,6 +243,11 @@ var authRules = map[int]authRule{
 	remoting.InvokeBrokerToResetOffset:       fields(group("group", auth.Update), topic("topic", auth.Update)),
 	remoting.InvokeBrokerToGetConsumerStatus: fields(topic("topic", auth.Get), group("group", auth.Get)),
 	remoting.GetProducerConnectionList:       cluster(auth.Get),
+	remoting.PopMessage:                      fields(group("consumerGroup", auth.Sub), topic("topic", auth.Sub)),
+	remoting.AckMessage:                      fields(group("consumerGroup", auth.Sub), topic("topic", auth.Sub)),
+	remoting.ChangeMessageInvisibleTime:      fields(group("consumerGroup", auth.Sub), topic("topic", auth.Sub)),
+	remoting.Notification:                    fields(group("consumerGroup", auth.Sub), topic("topic", auth.Sub)),
+	remoting.BatchAckMessage:                 batchAckRule,
 
 	// No rule upstream, or one without a resource (Apache then lets any
 	// authenticated user through): Super only here.

@@ -94,6 +94,12 @@ func TestAuthRules_EveryServedCode(t *testing.T) {
 		351: {{req{ext: tp}, []string{"Topic:t Get"}}},
 		352: {{req{ext: map[string]string{"group": "g"}}, []string{"Group:g Get"}}},
 		361: {{req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}, []string{"Topic:t Sub", sub}}},
+		200050: {{req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}, []string{sub, "Topic:t Sub"}},
+			{req{ext: map[string]string{"topic": "%RETRY%g", "consumerGroup": "g"}}, []string{sub, sub}}},
+		200051: {{req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}, []string{sub, "Topic:t Sub"}}},
+		200053: {{req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}, []string{sub, "Topic:t Sub"}}},
+		200054: {{req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}, []string{sub, "Topic:t Sub"}}},
+		200151: {{req{body: `{"acks":[{"c":"g","t":"t","so":0,"q":0}]}`}, []string{sub, "Topic:t Sub"}}},
 	}
 	for code := 3001; code <= 3010; code++ {
 		table[code] = append(table[code], struct {
