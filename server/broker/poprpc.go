@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/message"
-	"github.com/rocketstore/rocketstore/server/auth"
 	"github.com/rocketstore/rocketstore/server/broker/pop"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
@@ -324,23 +323,4 @@ func (b *Broker) processNotification(_ context.Context, req *remoting.Request) *
 		return nil
 	}, func() *remoting.Command { return answer(false) })
 	return nil
-}
-
-// batchAckAuth is BATCH_ACK_MESSAGE's auth rule: Sub on every entry's
-// topic and group (BatchAckMessageRequestBody).
-func batchAckAuth(_ *Broker, req *remoting.Request) ([]auth.Check, error) {
-	var body struct {
-		Acks []batchAck `json:"acks"`
-	}
-	if err := json.Unmarshal(req.Body, &body); err != nil {
-		return nil, fmt.Errorf("batch ack body: %w", err)
-	}
-	var out []auth.Check
-	for _, a := range body.Acks {
-		out = append(out, auth.Check{Resource: auth.Group(a.Group), Actions: auth.Sub})
-		if !auth.IsRetryTopic(a.Topic) {
-			out = append(out, auth.Check{Resource: auth.Topic(a.Topic), Actions: auth.Sub})
-		}
-	}
-	return out, nil
 }
