@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -22,7 +21,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocketstore/rocketstore/client/admin"
 	"github.com/rocketstore/rocketstore/console"
 	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
@@ -50,18 +48,7 @@ func TestConsole_ListPagesAtScale(t *testing.T) {
 	t.Logf("broker with %d topics and %d groups registered in %v", topics, groups, time.Since(start).Round(time.Millisecond))
 
 	var requests atomic.Int64 // sent by the console
-	ac, err := admin.New(admin.Options{NamesrvAddrs: []string{s.nsAddr}, Timeout: 10 * time.Second,
-		Remoting: remoting.Options{BeforeRequest: func(*remoting.Command) { requests.Add(1) }}})
-	require.NoError(t, err)
-	con, err := console.New(console.Options{Admin: ac, SampleInterval: time.Hour})
-	require.NoError(t, err)
-	srv := httptest.NewServer(con)
-	t.Cleanup(func() {
-		srv.Close()
-		con.Close()
-		ac.Close()
-	})
-	base := srv.URL
+	base := startConsole(t, s, console.Options{SampleInterval: time.Hour}, func(*remoting.Command) { requests.Add(1) })
 	getPage(t, base+"/topics") // the lists of names, fetched once
 	getPage(t, base+"/groups")
 

@@ -15,14 +15,20 @@ import (
 
 	"github.com/rocketstore/rocketstore/client/admin"
 	"github.com/rocketstore/rocketstore/console"
+	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
 )
 
 // startConsole serves a console over the system's name server on a
-// loopback port (so writes are allowed) and returns its URL.
-func startConsole(t *testing.T, s *system, opts console.Options) string {
+// loopback port (so writes are allowed) and returns its URL. hook, when
+// set, sees every request the console sends.
+func startConsole(t *testing.T, s *system, opts console.Options, hook ...func(*remoting.Command)) string {
 	t.Helper()
-	ac, err := admin.New(admin.Options{NamesrvAddrs: []string{s.nsAddr}, Timeout: 10 * time.Second})
+	aopts := admin.Options{NamesrvAddrs: []string{s.nsAddr}, Timeout: 10 * time.Second}
+	if len(hook) > 0 {
+		aopts.Remoting.BeforeRequest = hook[0]
+	}
+	ac, err := admin.New(aopts)
 	require.NoError(t, err)
 	opts.Admin = ac
 	con, err := console.New(opts)
