@@ -177,7 +177,7 @@ func sortedKV(m map[string]string) []kv {
 	out := make([]kv, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]
-		if secretKey(k) && v != "" {
+		if v != "" && (secretKey(k) || secretValue(v)) {
 			v = "******"
 		}
 		out = append(out, kv{k, v})

@@ -165,13 +165,21 @@ func (c *Console) checkOriginAndToken(r *http.Request) error {
 }
 
 // secretKey reports whether a config key names a secret, whose value is
-// never shown.
+// never shown (initAuthenticationUser holds a password, ...Credentials a
+// secret key).
 func secretKey(k string) bool {
 	k = strings.ToLower(k)
-	for _, s := range []string{"secret", "password", "passwd", "accesskey", "token", "credential", "privatekey"} {
+	for _, s := range []string{"secret", "password", "passwd", "accesskey", "token", "credential", "privatekey", "authenticationuser"} {
 		if strings.Contains(k, s) {
 			return true
 		}
 	}
 	return false
+}
+
+// secretValue reports whether a config value carries a secret whatever
+// its key: JSON with a password or a secret key in it.
+func secretValue(v string) bool {
+	v = strings.ToLower(v)
+	return strings.Contains(v, `"password"`) || strings.Contains(v, `"secretkey"`)
 }
