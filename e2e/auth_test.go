@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +34,7 @@ type authBroker struct {
 	ns, addr       string
 	cmd            *exec.Cmd
 	exited         chan struct{}
+	rc             *remoting.Client // the test's own calls (over TLS when tlsOnly)
 }
 
 const (
@@ -39,10 +42,21 @@ const (
 	aliceUser, alicePass = "alice", "alice-secret-1"
 )
 
-func startAuthBroker(t *testing.T, extraConf string) *authBroker {
+func startAuthBroker(t *testing.T, extraConf string, tlsOnly bool) *authBroker {
 	t.Helper()
 	dir := t.TempDir()
 	b := &authBroker{t: t, dir: dir, bin: filepath.Join(dir, "broker"), conf: filepath.Join(dir, "broker.conf")}
+	ro := remoting.Options{}
+	if tlsOnly {
+		ro.Dial = func(ctx context.Context, addr string) (net.Conn, error) {
+			d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}}
+			return d.DialContext(ctx, "tcp", addr)
+		}
+	}
+	rc, err := remoting.NewClient(ro)
+	require.NoError(t, err)
+	b.rc = rc
+	t.Cleanup(func() { rc.Close() })
 	build := exec.Command("go", "build", "-o", b.bin, "github.com/rocketstore/rocketstore/cmd/broker")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building the broker: %s", out)
@@ -78,13 +92,10 @@ func (b *authBroker) start() {
 	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); close(done) }(b.cmd, b.exited)
 	// Ready when the name server routes the broker's default topic (an
 	// open read), which it does once the broker registered (signed).
-	c, err := remoting.NewClient(remoting.Options{})
-	require.NoError(t, err)
-	defer c.Close()
 	require.Eventually(t, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		resp, err := c.Invoke(ctx, b.ns, remoting.NewRequest(remoting.GetRouteInfoByTopic, map[string]string{"topic": "TBW102"}, nil))
+		resp, err := b.rc.Invoke(ctx, b.ns, remoting.NewRequest(remoting.GetRouteInfoByTopic, map[string]string{"topic": "TBW102"}, nil))
 		return err == nil && resp.Code == remoting.Success
 	}, 30*time.Second, 50*time.Millisecond, "the broker did not come up")
 }
@@ -115,7 +126,11 @@ func (b *authBroker) callAt(addr, ak, sk string, req *remoting.Command) *remotin
 	if ak != "" {
 		auth.SignCommand(req, ak, sk)
 	}
-	return invoke(b.t, addr, req)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := b.rc.Invoke(ctx, addr, req)
+	require.NoError(b.t, err)
+	return resp
 }
 
 func (b *authBroker) root(code int, ext map[string]string, body any) *remoting.Command {
@@ -134,13 +149,10 @@ func (b *authBroker) root(code int, ext map[string]string, body any) *remoting.C
 func (b *authBroker) createTopic(topic string) {
 	b.t.Helper()
 	b.root(remoting.UpdateAndCreateTopic, map[string]string{"topic": topic, "readQueueNums": "2", "writeQueueNums": "2", "perm": "6"}, nil)
-	c, err := remoting.NewClient(remoting.Options{})
-	require.NoError(b.t, err)
-	defer c.Close()
 	require.Eventually(b.t, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		resp, err := c.Invoke(ctx, b.ns, remoting.NewRequest(remoting.GetRouteInfoByTopic, map[string]string{"topic": topic}, nil))
+		resp, err := b.rc.Invoke(ctx, b.ns, remoting.NewRequest(remoting.GetRouteInfoByTopic, map[string]string{"topic": topic}, nil))
 		return err == nil && resp.Code == remoting.Success
 	}, 10*time.Second, 20*time.Millisecond, "no route of %s", topic)
 }
@@ -159,10 +171,11 @@ func (b *authBroker) maxOffset(topic string) int64 {
 	return n
 }
 
-func authProducer(t *testing.T, b *authBroker, ak, sk string) rocketmq.Producer {
+func authProducer(t *testing.T, b *authBroker, ak, sk string, more ...producer.Option) rocketmq.Producer {
 	t.Helper()
 	opts := []producer.Option{producer.WithNameServer([]string{b.ns}), producer.WithGroupName(unique("APG")),
 		producer.WithInstanceName(unique("api")), producer.WithRetry(0), producer.WithSendMsgTimeout(5 * time.Second)}
+	opts = append(opts, more...)
 	if ak != "" {
 		opts = append(opts, producer.WithCredentials(primitive.Credentials{AccessKey: ak, SecretKey: sk}))
 	}
@@ -197,7 +210,7 @@ func requireRefused(t *testing.T, err error, what string) {
 // credentials against cmd/broker with authentication and authorization
 // on, through restarts.
 func TestAuth_GoClientWithCredentials(t *testing.T) {
-	b := startAuthBroker(t, "")
+	b := startAuthBroker(t, "", false)
 	for _, topic := range []string{"orders", "forbidden", "secret1", "second", "iponly"} {
 		b.createTopic(topic)
 	}
@@ -346,9 +359,64 @@ func TestAuth_GoClientWithCredentials(t *testing.T) {
 		require.Equal(t, auth.UserInfo{Username: aliceUser, UserType: "Normal", UserStatus: "enable"}, ui)
 	})
 
+	t.Run("mqadmin", func(t *testing.T) { mqadminAuth(t, b) })
+
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		b.stop(sig)
 		b.start()
 		t.Run("after "+sig.String(), checkPolicies)
 	}
+}
+
+// mqadminAuth runs mqadmin's ACL 2.0 subcommands against the broker, as
+// root through $ROCKETMQ_HOME/conf/tools.yml, and without credentials.
+func mqadminAuth(t *testing.T, b *authBroker) {
+	home := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "conf"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(home, "conf", "tools.yml"),
+		[]byte(fmt.Sprintf("accessKey: %s\nsecretKey: %s\n", rootUser, rootPass)), 0o600))
+	env := []string{"ROCKETMQ_HOME=" + home}
+	run := func(args ...string) mqResult {
+		return runMQAdmin(t, env, append(args, "-n", b.ns, "--timeout", "30s")...)
+	}
+	ok := func(args ...string) string {
+		t.Helper()
+		r := run(args...)
+		require.Equal(t, 0, r.code, "mqadmin %v: %s%s", args, r.stderr, r.stdout)
+		return r.stdout
+	}
+	ok("createUser", "-c", "AuthCluster", "-u", "bob", "-p", "bob-secret-1")
+	ok("createAcl", "-c", "AuthCluster", "-s", "User:bob", "-r", "Topic:orders,Group:gBob", "-a", "Pub,Sub", "-d", "Allow", "-i", "127.0.0.1,10.0.0.0/8")
+	ok("updateAcl", "-b", b.addr, "-s", "User:bob", "-r", "Topic:forbidden", "-a", "Pub", "-d", "Deny")
+	var users map[string][]auth.UserInfo
+	require.NoError(t, json.Unmarshal([]byte(ok("getUser", "-b", b.addr, "-u", "bob", "--json")), &users))
+	require.Equal(t, []auth.UserInfo{{Username: "bob", UserType: "Normal", UserStatus: "enable"}}, users[b.addr])
+	out := ok("listUser", "-c", "AuthCluster")
+	require.Contains(t, out, "bob")
+	require.NotContains(t, out, "bob-secret-1")
+	require.NotContains(t, out, rootPass)
+	var acls map[string][]auth.AclInfo
+	require.NoError(t, json.Unmarshal([]byte(ok("getAcl", "-b", b.addr, "-s", "User:bob", "--json")), &acls))
+	require.Len(t, acls[b.addr], 1)
+	require.Len(t, acls[b.addr][0].Policies[0].Entries, 3)
+	require.Contains(t, ok("listAcl", "-b", b.addr, "-r", "Topic:forbidden"), "Deny")
+
+	p := authProducer(t, b, "bob", "bob-secret-1")
+	require.NoError(t, sendOne(p, "orders", "from bob"))
+	requireRefused(t, sendOne(p, "forbidden", "x"), "bob's Deny")
+	ok("updateUser", "-b", b.addr, "-u", "bob", "-s", "disable")
+	requireRefused(t, sendOne(p, "orders", "x"), "a disabled user")
+	ok("copyAcl", "-f", b.addr, "-t", b.addr, "-s", "User:bob")
+	ok("deleteAcl", "-b", b.addr, "-s", "User:bob", "-r", "Topic:forbidden")
+	require.NotContains(t, ok("getAcl", "-b", b.addr, "-s", "User:bob"), "Topic:forbidden")
+	ok("deleteUser", "-c", "AuthCluster", "-u", "bob")
+	require.NotContains(t, ok("listUser", "-b", b.addr), "bob")
+	require.NotEqual(t, 0, run("copyUser", "-f", b.addr, "-t", b.addr, "-u", "alice").code, "passwords are never answered")
+
+	// Without credentials (no tools.yml) the broker refuses them.
+	r := runMQAdmin(t, []string{"ROCKETMQ_HOME="}, "createUser", "-b", b.addr, "-u", "eve", "-p", "eve-secret", "-t", "Super", "-n", b.ns, "--timeout", "30s")
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Contains(t, r.stderr, "code 16")
+	r = runMQAdmin(t, []string{"ROCKETMQ_HOME="}, "topicRoute", "-t", "orders", "-n", b.ns, "--timeout", "30s")
+	require.Equal(t, 0, r.code, "route reads stay open: %s", r.stderr)
 }

@@ -24,7 +24,7 @@ import (
 // rest is refused by the broker, and no page shows a password.
 func TestConsole_LogsInWithAUserOfTheACL(t *testing.T) {
 	port := freePort(t)
-	b := startAuthBroker(t, fmt.Sprintf("metricsExporterType=PROM\nmetricsPromExporterHost=127.0.0.1\nmetricsPromExporterPort=%d\n", port))
+	b := startAuthBroker(t, fmt.Sprintf("metricsExporterType=PROM\nmetricsPromExporterHost=127.0.0.1\nmetricsPromExporterPort=%d\n", port), false)
 	b.createTopic("orders")
 	b.root(remoting.AuthCreateUser, map[string]string{"username": aliceUser}, auth.UserInfo{Password: alicePass, UserType: "Normal"})
 	b.root(remoting.AuthCreateACL, map[string]string{"subject": "User:" + aliceUser}, auth.AclInfo{Subject: "User:" + aliceUser,

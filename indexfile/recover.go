@@ -199,6 +199,9 @@ func (s *Service) replaceFiles(split func([]*File) (keep, drop []*File, err erro
 func (f *File) cut(n, trusted int32, endPhyOffset, endTimestamp int64) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer f.recoverFault(&err)
+	if err := f.allocateFor(f.entries); err != nil { // it writes slots and the header
+		return err
+	}
 	var lost []uint64 // a bit per slot whose entry must be found again
 	used := int32(0)  // slots holding an entry, the header's hashSlotCount
 	for slot := range f.slots {

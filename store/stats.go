@@ -1,6 +1,5 @@
 package store
 
-
 // Read-only figures for the broker's runtime info (GET_BROKER_RUNTIME_INFO)
 // and metrics. None takes a lock on the put path.
 

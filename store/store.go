@@ -36,11 +36,12 @@ var (
 // dispatch, one record at a time in CommitLog order. It is safe for
 // concurrent use.
 type MessageStore struct {
-	dir   string
-	paths Paths // where each part lives: Options.Paths resolved under dir
-	opts  Options
+	dir  string
+	opts Options
 	log  *slog.Logger
 	lock *os.File // holds the flock on {dir}/lock
+
+	paths Paths // where each part lives: Options.Paths resolved under dir
 
 	cl    *commitlog.Log
 	cqs   *consumequeue.Table

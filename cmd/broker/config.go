@@ -147,12 +147,16 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.Store.CommitLogFileSize = int(num(k, v))
 		case "mappedFileSizeConsumeQueue":
 			o.Store.ConsumeQueueFileUnits = int(num(k, v) / 20)
+		case "maxMappedConsumeQueueFiles": // ours: see store.Options.MaxMappedConsumeQueueFiles
+			o.Store.MaxMappedConsumeQueueFiles = int(num(k, v))
 		case "maxMessageSize":
 			o.Store.MaxMessageSize = int(num(k, v))
 		case "fileReservedTime":
 			o.Store.FileReservedTime = time.Duration(num(k, v)) * time.Hour
 		case "deleteWhen":
 			o.Store.DeleteWhen = v
+		case "cleanFileForciblyEnable":
+			o.Store.KeepUnexpiredFiles = !boolean(k, v)
 		case "diskMaxUsedSpaceRatio":
 			o.Store.DiskMaxUsedSpaceRatio = int(num(k, v))
 		case "syncFlushTimeout":

@@ -30,6 +30,7 @@ mappedFileSizeCommitLog=1073741824
 messageIndexEnable=true
 maxHashSlotNum=50000
 maxIndexNum=200000
+maxMappedConsumeQueueFiles=5000
 someFutureKey=1
 `
 	props, err := parseProperties(strings.NewReader(conf))
@@ -51,6 +52,7 @@ someFutureKey=1
 	require.False(t, o.Store.DisableIndex)
 	require.Equal(t, 50000, o.Store.IndexHashSlots, "maxHashSlotNum")
 	require.Equal(t, 200000, o.Store.IndexMaxEntries, "maxIndexNum")
+	require.Equal(t, 5000, o.Store.MaxMappedConsumeQueueFiles, "maxMappedConsumeQueueFiles")
 }
 
 func TestApplyProperties_Errors(t *testing.T) {

@@ -87,16 +87,26 @@ func (cl commandLine) options(getenv func(string) string, log *slog.Logger) (bro
 	if v := getenv("NAMESRV_ADDR"); v != "" {
 		opts.NamesrvAddrs = splitAddrs(v)
 	}
+	props := map[string]string{}
 	if cl.confFile != "" {
 		f, err := os.Open(cl.confFile)
 		if err != nil {
 			return opts, err
 		}
-		props, err := parseProperties(f)
+		props, err = parseProperties(f)
 		f.Close()
 		if err != nil {
 			return opts, fmt.Errorf("%s: %w", cl.confFile, err)
 		}
+	}
+	tlsProps, err := takeTLSProperties(props)
+	if err != nil {
+		return opts, err
+	}
+	if opts.TLS, opts.TLSMode, err = tlsServerConfig(tlsProps); err != nil {
+		return opts, err
+	}
+	if cl.confFile != "" {
 		unknown, err := applyProperties(&opts, props)
 		if err != nil {
 			return opts, fmt.Errorf("%s: %w", cl.confFile, err)

@@ -139,7 +139,7 @@ func run(cl commandLine) error {
 		if err != nil {
 			return errors.Join(fmt.Errorf("embedded name server: %w", err), stop())
 		}
-		go serveNamesrv(ns, ln, log)
+		go serveNamesrv(ns, remoting.TLSListener(ln, opts.TLS, opts.TLSMode), log)
 		nsAddrs = []string{ln.Addr().String()}
 	}
 	select {

@@ -25,7 +25,9 @@ storePathConsumeQueue=/disk3/cq
 storePathIndex=/disk3/index
 storeCheckpoint=/disk3/checkpoint
 abortFile=/disk3/abort
+cleanFileForciblyEnable=false
 `)
+	require.True(t, o.Store.KeepUnexpiredFiles, "cleanFileForciblyEnable=false")
 	require.Equal(t, "/disk2/commitlog", o.Store.Paths.CommitLog)
 	require.Equal(t, "/disk3/cq", o.Store.Paths.ConsumeQueue)
 	require.Equal(t, "/disk3/index", o.Store.Paths.Index)

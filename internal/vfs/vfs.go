@@ -46,10 +46,21 @@ func (OS) Create(name string) (File, error) {
 	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 }
 
-// OpenAppend implements FS.
+// OpenAppend implements FS. Sync of the file is fdatasync: the size an
+// append changes is flushed with the data, the modification time is not.
 func (OS) OpenAppend(name string) (File, error) {
-	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return appendFile{f}, nil
 }
+
+// appendFile is a file open for appending.
+type appendFile struct{ *os.File }
+
+// Sync makes what was appended durable (fdatasync).
+func (f appendFile) Sync() error { return datasync(f.File) }
 
 // ReadFile implements FS.
 func (OS) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }

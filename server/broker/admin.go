@@ -115,6 +115,7 @@ func (b *Broker) registerProcessors() {
 	s.RegisterFunc(remoting.LockBatchMQ, b.processLockBatch)
 	s.RegisterFunc(remoting.UnlockBatchMQ, b.processLockBatch)
 	b.registerAdminProcessors()
+	b.registerPopProcessors()
 	b.clients.Register(s)
 	// The Go client takes any answer to it as the group's members: an
 	// answer of a master shutting down must be the list, or it drops the

@@ -110,6 +110,7 @@ func New(opts Options) (*Broker, error) {
 			"namesrv", opts.NamesrvAddrs, "every", opts.RegisterInterval)
 	}
 	b.wg.Go(b.registerLoop)
+	b.wg.Go(b.metaFlushLoop)
 	if b.masterClient != nil {
 		b.setMasterAddr(b.master()) // a configured MasterAddr
 		b.wg.Go(b.slaveSyncLoop)
@@ -211,7 +212,7 @@ func (b *Broker) listen() error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", b.opts.ListenAddr, err)
 	}
-	b.ln = ln
+	b.ln = remoting.TLSListener(ln, b.opts.TLS, b.opts.TLSMode)
 	port := ln.Addr().(*net.TCPAddr).Port
 	if !b.opts.NoVIPChannel && port > 2 {
 		host, _, _ := net.SplitHostPort(b.opts.ListenAddr)
@@ -219,7 +220,7 @@ func (b *Broker) listen() error {
 		if err != nil {
 			b.log.Warn("the VIP channel (listen port - 2) is not served", "err", err)
 		} else {
-			b.vip = vip
+			b.vip = remoting.TLSListener(vip, b.opts.TLS, b.opts.TLSMode)
 		}
 	}
 	return nil
@@ -247,9 +248,7 @@ func (b *Broker) consumerHeartbeat(cd *clients.ConsumerData) (bool, error) {
 	}
 	retry := "%RETRY%" + cd.GroupName
 	if _, ok := b.topics.Get(retry); !ok {
-		if _, err := b.topics.CreateInSendMessageBack(retry, max(cfg.RetryQueueNums, 1), protocol.PermRead|protocol.PermWrite, 0); err != nil {
-			b.log.Warn("creating a retry topic failed", "topic", retry, "err", err)
-		}
+		b.topics.CreateLazily(retry, max(cfg.RetryQueueNums, 1), protocol.PermRead|protocol.PermWrite, 0)
 		b.triggerRegister(retry)
 	}
 	return cfg.NotifyConsumerIdsChangedEnable, nil

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/rocketstore/rocketstore/ha"
 	"github.com/rocketstore/rocketstore/server/auth"
+	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
 )
 
@@ -144,6 +146,10 @@ type Options struct {
 	// Authority, when not nil, is the users and ACLs to check with (one
 	// shared with an embedded name server); nil opens config/auth.json.
 	Authority *auth.Authority
+	// TLS, with TLSMode permissive or enforcing, serves the client port
+	// (and the VIP channel) over TLS (tls.server.mode, tls.server.*).
+	TLS     *tls.Config
+	TLSMode remoting.TLSMode
 	// Logger receives the broker's logs; nil discards.
 	Logger *slog.Logger
 }
@@ -208,6 +214,9 @@ func (o Options) withDefaults() Options {
 
 func (o Options) validate() error {
 	var errs []error
+	if o.TLSMode != remoting.TLSDisabled && o.TLS == nil {
+		errs = append(errs, fmt.Errorf("TLSMode %s needs a TLS config", o.TLSMode))
+	}
 	if _, port, err := net.SplitHostPort(o.ListenAddr); err != nil {
 		errs = append(errs, fmt.Errorf("ListenAddr %q: %w", o.ListenAddr, err))
 	} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {

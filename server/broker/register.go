@@ -158,3 +158,28 @@ func splitWrapper(w protocol.TopicConfigSerializeWrapper, size int) []protocol.T
 	}
 	return parts
 }
+
+// metaFlushInterval is how often metaFlushLoop writes the configs made
+// without a wait for them (groups and retry topics of heartbeats).
+const metaFlushInterval = time.Second
+
+// metaFlushLoop makes the lazily created groups and topics durable every
+// metaFlushInterval (when there are any: a flush with nothing queued
+// writes nothing).
+func (b *Broker) metaFlushLoop() {
+	t := time.NewTicker(metaFlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			if err := b.groups.Flush(); err != nil {
+				b.log.Error("writing subscription groups failed", "err", err)
+			}
+			if err := b.topics.Flush(); err != nil {
+				b.log.Error("writing topics failed", "err", err)
+			}
+		}
+	}
+}

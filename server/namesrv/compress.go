@@ -66,7 +66,7 @@ func EncodeRegisterBrokerBodyCompressed(b *protocol.RegisterBrokerBody) []byte {
 
 	var out bytes.Buffer
 	zw, _ := zlib.NewWriterLevel(&out, zlib.DefaultCompression) // the level is valid
-	zw.Write(raw)                                              // a bytes.Buffer takes everything
+	zw.Write(raw)                                               // a bytes.Buffer takes everything
 	zw.Close()
 	return out.Bytes()
 }

@@ -167,7 +167,9 @@ func (g *SubscriptionGroups) Get(group string) (SubscriptionGroupConfig, bool) {
 // NewSubscriptionGroupConfig's defaults if it is missing, auto-create is on
 // (or the group starts with CID_RMQ_SYS_) and the name is valid
 // (findSubscriptionGroupConfig). It returns false if there is no config.
-// A failure to write the file is logged: the group exists in memory.
+// It does not wait for the new group to be durable: the next write of the
+// table or Flush writes it (a group lost in a crash before that is made
+// again by the client's next heartbeat).
 func (g *SubscriptionGroups) FindOrCreate(group string) (SubscriptionGroupConfig, bool) {
 	if c, ok := g.Get(group); ok {
 		return c, true
@@ -185,12 +187,9 @@ func (g *SubscriptionGroups) FindOrCreate(group string) (SubscriptionGroupConfig
 		return c, true
 	}
 	c := NewSubscriptionGroupConfig(group)
-	seq := g.putLocked(c)
+	g.putLocked(c)
 	g.mu.Unlock()
 	g.log.Info("created a subscription group", "group", group)
-	if err := g.p.wait(seq); err != nil {
-		g.log.Error("persisting subscription groups failed", "group", group, "err", err)
-	}
 	return c, true
 }
 
@@ -297,6 +296,9 @@ func (g *SubscriptionGroups) encodeLocked(pretty bool) []byte {
 func (g *SubscriptionGroups) Persist() error {
 	return g.p.sync()
 }
+
+// Flush makes every change made so far durable (FindOrCreate's groups).
+func (g *SubscriptionGroups) Flush() error { return g.p.flush() }
 
 // putLocked stores c and queues its journal record.
 func (g *SubscriptionGroups) putLocked(c SubscriptionGroupConfig) uint64 {

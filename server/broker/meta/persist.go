@@ -128,13 +128,16 @@ func (p *persister) add(kind byte, v protocol.DataVersion, key string, value []b
 // wait returns once record seq is durable, writing it (and every record
 // queued with it) itself unless another write already has, or the error
 // of the write that failed to.
-func (p *persister) wait(seq uint64) error {
+func (p *persister) wait(seq uint64) error { return p.waitFor(seq, false) }
+
+// waitFor is wait; retry writes again records whose write failed.
+func (p *persister) waitFor(seq uint64, retry bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done >= seq {
 		return nil
 	}
-	if seq <= p.failedTo {
+	if seq <= p.failedTo && !retry {
 		return p.failErr
 	}
 	err, rewriteErr := p.writeLocked(false)
@@ -142,6 +145,15 @@ func (p *persister) wait(seq uint64) error {
 		p.log.Error("rewriting a config file failed; its journal holds the changes", "file", p.file.path, "err", rewriteErr)
 	}
 	return err
+}
+
+// flush makes every record added so far durable, writing again those
+// whose write failed.
+func (p *persister) flush() error {
+	p.pendMu.Lock()
+	seq := p.seq
+	p.pendMu.Unlock()
+	return p.waitFor(seq, true)
 }
 
 // sync writes the JSON file whole now, with every change made so far,

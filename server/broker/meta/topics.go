@@ -306,15 +306,37 @@ func (t *Topics) CreateInSendMessage(topic, defaultTopic string, clientDefaultQu
 	return c, true, t.p.wait(seq)
 }
 
+// CreateLazily is CreateInSendMessageBack without the wait for the new
+// topic to be durable: the next write of the table or Flush writes it.
+// It is for topics a client makes again if they are lost in a crash (a
+// consumer group's retry topic, made at each heartbeat).
+func (t *Topics) CreateLazily(topic string, queueNums, perm, topicSysFlag int) protocol.TopicConfig {
+	c, _ := t.createBack(topic, queueNums, perm, topicSysFlag)
+	return c
+}
+
+// Flush makes every change made so far durable (CreateLazily's topics).
+func (t *Topics) Flush() error { return t.p.flush() }
+
 // CreateInSendMessageBack finds topic or creates it with queueNums queues
 // each way, perm and topicSysFlag: the %RETRY% and %DLQ% topics of
 // consumer groups (createTopicInSendMessageBackMethod). A non-nil error
 // means the topic was created but topics.json could not be written.
 func (t *Topics) CreateInSendMessageBack(topic string, queueNums, perm, topicSysFlag int) (protocol.TopicConfig, error) {
+	c, seq := t.createBack(topic, queueNums, perm, topicSysFlag)
+	if seq == 0 {
+		return c, nil
+	}
+	return c, t.p.wait(seq)
+}
+
+// createBack finds or creates topic; seq is the journal record of the
+// creation, 0 if it existed.
+func (t *Topics) createBack(topic string, queueNums, perm, topicSysFlag int) (protocol.TopicConfig, uint64) {
 	t.mu.Lock()
 	if c, ok := t.table[topic]; ok {
 		t.mu.Unlock()
-		return c, nil
+		return c, 0
 	}
 	c := protocol.TopicConfig{
 		Attributes:      map[string]string{},
@@ -328,7 +350,7 @@ func (t *Topics) CreateInSendMessageBack(topic string, queueNums, perm, topicSys
 	seq := t.putLocked(c)
 	t.mu.Unlock()
 	t.log.Info("created a topic", "topic", topic, "queues", queueNums, "perm", perm)
-	return c, t.p.wait(seq)
+	return c, seq
 }
 
 // Update creates or replaces the config of cfg.TopicName

@@ -301,3 +301,27 @@ func (s *Service) DeadLetter(group, topic string, h Handle) error {
 	}
 	return s.retire(k, q, h.Offset, e, s.read(k, h.Offset))
 }
+
+// Available reports whether a pop of group on topic (queueID -1: any
+// queue) would find a message now, without delivering one (NOTIFICATION).
+func (s *Service) Available(group, topic string, queueID int32) bool {
+	n := int32(s.opts.QueueNums(topic))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now().UnixMilli()
+	for qid := int32(0); qid < n; qid++ {
+		if queueID >= 0 && qid != queueID {
+			continue
+		}
+		q := s.queue(queueKey{group, topic, qid}, true)
+		for _, e := range q.inflight {
+			if e.visibleAt <= now {
+				return true
+			}
+		}
+		if q.next < s.opts.Store.GetMaxOffsetInQueue(topic, qid) {
+			return true
+		}
+	}
+	return false
+}

@@ -191,6 +191,9 @@ func (s *Service) replay() (int, error) {
 				delete(q.inflight, o)
 			}
 		}
+		// The consumer offset file may be older than the log (it is
+		// written every few seconds): bring it to what the log says.
+		s.commitBoundary(k, q)
 	}
 	return records, nil
 }
