@@ -233,6 +233,7 @@ func (b *browser) until(u, sel string, cond func(string) bool, what string) stri
 // every page with no error in the console and no failed request, taking
 // a screenshot of each.
 func TestConsole_InABrowser(t *testing.T) {
+	go buildMQAdmin() // meanwhile: the check of the topic list needs it
 	b := newBrowser(t)
 	began := time.Now()
 	step := func(what string) { t.Logf("%6.1fs %s", time.Since(began).Seconds(), what) }
