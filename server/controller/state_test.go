@@ -151,9 +151,18 @@ func TestElectPolicy(t *testing.T) {
 	require.Equal(t, int64(3), elect(g, live, true, 0))
 }
 
+// Upstream #11045: the late close of a broker's old channel must not
+// evict it once it heartbeats on a new one.
 func TestLivenessClosedKeepsNewerConn(t *testing.T) {
 	now := time.Unix(100, 0)
 	l := newLiveness(func() time.Time { return now })
+	old, cur := new(remoting.Conn), new(remoting.Conn)
+	l.beat(BrokerLive{BrokerName: "b", BrokerID: 1, Timeout: time.Second}, old)
+	l.beat(BrokerLive{BrokerName: "b", BrokerID: 1, Timeout: time.Second}, cur)
+	require.Empty(t, l.closed(old))
+	require.True(t, l.alive("b", 1))
+	require.Len(t, l.closed(cur), 1)
+	require.False(t, l.alive("b", 1))
 	l.beat(BrokerLive{BrokerName: "b", BrokerID: 1, Timeout: time.Second}, nil)
 	require.True(t, l.alive("b", 1))
 	now = now.Add(time.Second)
