@@ -3,6 +3,7 @@ package controller
 import (
 	"bytes"
 	"io"
+	"net"
 	"testing"
 	"time"
 
@@ -209,4 +210,33 @@ func FuzzConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The mux hands each side every byte its peer sent, however the first
+// read came in.
+func TestMuxKeepsEarlyBytes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	m := newMux(ln)
+	defer m.close()
+	for _, first := range []byte{raftMarker, 0} {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		msg := append([]byte{first}, []byte("0123456789abcdefghijklmnopqrstuvwxyz")...)
+		_, err = c.Write(msg)
+		require.NoError(t, err)
+		l := m.remoting
+		want := msg
+		if first == raftMarker {
+			l, want = m.raft, msg[1:]
+		}
+		got, err := l.Accept()
+		require.NoError(t, err)
+		buf := make([]byte, len(want))
+		_, err = io.ReadFull(got, buf)
+		require.NoError(t, err)
+		require.Equal(t, want, buf)
+		got.Close()
+		c.Close()
+	}
 }
