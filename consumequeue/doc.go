@@ -7,12 +7,23 @@
 // offset in the queue (unit index × 20) as 20 zero-padded digits, so the
 // default file of 300,000 units starting at unit 300,000 is
 // 00000000000006000000. The bytes are Apache RocketMQ's bytes. A file is
-// made when the first unit needs it; once a sixteenth of a queue's last
-// file is written, the pages of the rest of it are faulted in and the next
-// file is made and faulted in, in the background, so a busy queue stops
-// neither for page faults (on a VM, each first write to a cold page costs
-// microseconds) nor at the roll-over. A crash may leave that next file
-// behind, all zeros; recovery deletes it.
+// made when the first unit needs it, sparse, as Apache makes it: its full
+// 6,000,000 bytes are a hole, and the writer allocates disk ahead of itself
+// a page at a time, doubling to 64 KiB (mappedfile.File.Reserve), so a
+// queue holding one unit costs one 4 KiB block and a full disk fails a Put
+// with an error, never a SIGBUS through the mapping. Once a sixteenth of a
+// queue's last file is written, the next file is made in the background so
+// a busy queue does not stop at the roll-over. A crash may leave that next
+// file behind, all zeros; recovery deletes it.
+//
+// With Options.MaxMappedFiles the files of all queues share a budget of
+// mappings (mappedfile.MapBudget): a file is mapped only once it is used
+// often, and the least recently used idle files are unmapped past the
+// budget; a file that is not mapped is read and written with pread and
+// pwrite. No file keeps an fd open. Opening a queue reads its units up to
+// the first that is not valid, then only the parts of the file past it that
+// hold data (SEEK_DATA), never the whole 6,000,000 bytes; it maps nothing.
+// Table.Flush visits the queues written since the last flush only.
 //
 // Unit layout (20 bytes, big endian):
 //

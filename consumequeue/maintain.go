@@ -50,8 +50,9 @@ func (q *Queue) Truncate(phyOffset int64) error {
 		return nil
 	}
 	q.max.Store(cut)
-	if q.min.Load() > cut {
+	if q.min.Load() >= cut {
 		q.min.Store(cut)
+		q.headPhys.Store(-1) // no unit at min until the next Put
 	}
 	err := q.files.Truncate(cut * UnitSize)
 	q.cur = q.files.Last()
@@ -75,12 +76,11 @@ func (q *Queue) DeleteExpired(minPhyOffset int64) (int, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	n, err := q.files.DeleteHead(func(f *mappedfile.File) bool {
-		s, ok := f.Slice(f.Size()-UnitSize, UnitSize)
-		if !ok {
+		var b [UnitSize]byte
+		if n, err := f.ReadAt(b[:], f.Size()-UnitSize); err != nil || n < UnitSize {
 			return false
 		}
-		defer s.Release()
-		return decodeUnit(s.Bytes()).Offset < minPhyOffset
+		return decodeUnit(b[:]).Offset < minPhyOffset
 	}, 0)
 	q.correctMinOffsetLocked(minPhyOffset) // also moves MinOffset into the first file
 	if err != nil {
@@ -104,6 +104,9 @@ func (q *Queue) correctMinOffsetLocked(minPhyOffset int64) {
 	if lo >= hi {
 		return
 	}
+	if head := q.headPhys.Load(); head >= minPhyOffset {
+		return // the queue's first unit is still in the CommitLog: nothing to read
+	}
 	last, ok := q.unitAt(hi - 1)
 	if !ok {
 		return
@@ -122,6 +125,10 @@ func (q *Queue) correctMinOffsetLocked(minPhyOffset int64) {
 			u, ok := q.unitAt(i)
 			return !ok || u.Offset >= minPhyOffset
 		})
+	}
+	q.headPhys.Store(-1)
+	if u, ok := q.unitAt(lo); ok && lo < hi {
+		q.headPhys.Store(u.Offset)
 	}
 	if lo > old {
 		q.min.Store(lo)

@@ -7,8 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,13 +48,27 @@ type Options struct {
 	FileUnits int
 	// Mapper maps files; nil means mappedfile.MmapMapper.
 	Mapper mappedfile.Mapper
+	// MaxMappedFiles bounds how many files of the queues opened with these
+	// options (a Table's, or one Queue's) are mapped at once: the least
+	// recently used files no one reads or writes are unmapped past it and
+	// mapped again when used (see mappedfile.MapBudget). 0 means no bound:
+	// every file stays mapped while open. It applies with mmap only (a nil
+	// Mapper or a mappedfile.MmapMapper without huge pages).
+	MaxMappedFiles int
 	// Logger receives state changes; nil discards.
 	Logger *slog.Logger
+
+	// budget is the MapBudget of MaxMappedFiles, made once by withDefaults
+	// and shared by every queue opened with these options.
+	budget *mappedfile.MapBudget
 }
 
 func (o Options) withDefaults() Options {
 	if o.FileUnits == 0 {
 		o.FileUnits = DefaultFileUnits
+	}
+	if o.MaxMappedFiles > 0 && o.budget == nil {
+		o.budget = mappedfile.NewMapBudget(o.MaxMappedFiles)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -72,6 +84,9 @@ func (o Options) validate() error {
 	if o.FileUnits < 0 || o.FileUnits > maxFileUnits {
 		errs = append(errs, fmt.Errorf("FileUnits %d must be in [1, %d] (0 means %d)",
 			o.FileUnits, maxFileUnits, DefaultFileUnits))
+	}
+	if o.MaxMappedFiles < 0 {
+		errs = append(errs, fmt.Errorf("MaxMappedFiles %d must not be negative (0 means no bound)", o.MaxMappedFiles))
 	}
 	return errors.Join(errs...)
 }
@@ -101,6 +116,15 @@ type Queue struct {
 	min     atomic.Int64
 	max     atomic.Int64
 	maxPhys atomic.Int64
+	// headPhys is the CommitLog offset of the unit at min, -1 when not
+	// known (no unit there yet, or not read since min moved): expiry
+	// passes over a queue whose head is above the CommitLog's new start
+	// without reading a file.
+	headPhys atomic.Int64
+	// dirty is set by Put when the queue has units to flush and no flush
+	// has taken it since; onDirty (the Table's) is told then.
+	dirty   atomic.Bool
+	onDirty func(*Queue)
 	// rebuildFrom is the CommitLog offset from which recovery found the
 	// queue damaged and cut it, its units to be put again from the
 	// CommitLog; -1 when it ended cleanly. Set at Open.
@@ -148,7 +172,8 @@ func Open(root, topic string, queueID int32, opts Options) (*Queue, error) {
 
 		rebuildFrom: -1,
 	}
-	files, err := mappedfile.OpenQueue(dir, q.fileSize, mappedfile.QueueOptions{Mapper: opts.Mapper, Logger: q.log})
+	files, err := mappedfile.OpenQueue(dir, q.fileSize, mappedfile.QueueOptions{
+		Mapper: opts.Mapper, Sparse: true, Budget: opts.budget, Logger: q.log})
 	if err != nil {
 		return nil, fmt.Errorf("consumequeue: open %s: %w", dir, err)
 	}
@@ -164,6 +189,7 @@ func Open(root, topic string, queueID int32, opts Options) (*Queue, error) {
 func (q *Queue) recover() error {
 	files := q.files.Files()
 	q.maxPhys.Store(-1)
+	q.headPhys.Store(-1)
 	if len(files) == 0 {
 		return nil
 	}
@@ -172,6 +198,14 @@ func (q *Queue) recover() error {
 			files[0].Path(), q.fileSize)
 	}
 	start := max(len(files)-3, 0)
+	// One fd a file for the few reads below (files not mapped are read
+	// with pread), closed when recovery is done: no mapping is made.
+	for _, f := range append(files[start:], files[0]) {
+		if err := f.OpenFD(); err != nil {
+			return err
+		}
+		defer f.CloseFD()
+	}
 	end := files[start].From()
 	var st scanState
 	for _, f := range files[start:] {
@@ -191,7 +225,11 @@ func (q *Queue) recover() error {
 	if last := files[len(files)-1]; end < last.From()+int64(last.Size()) {
 		q.log.Debug("recovered consume queue end", "offset", end/UnitSize)
 	}
-	if err := q.files.Truncate(end); err != nil {
+	cut := q.files.SetEnd // nothing but zeros after end: nothing to write
+	if damaged {
+		cut = q.files.Truncate
+	}
+	if err := cut(end); err != nil {
 		return err
 	}
 	q.cur = q.files.Last()
@@ -215,15 +253,11 @@ func (q *Queue) holdsUnitsAfter(end int64) (bool, error) {
 		if f.From()+int64(f.Size()) <= end {
 			continue
 		}
-		s, ok := f.Slice(0, f.Size())
-		if !ok {
-			return false, fmt.Errorf("%s is not readable", f.Path())
-		}
-		b := s.Bytes()[max(end-f.From(), 0):]
-		nonZero := slices.ContainsFunc(b, func(c byte) bool { return c != 0 })
-		s.Release()
-		if nonZero {
-			return true, nil
+		// Only the parts of the file that hold data: in proportion to what
+		// was written, not to the file's 6,000,000 bytes.
+		nonZero, err := f.NonZeroAfter(int(max(end-f.From(), 0)))
+		if err != nil || nonZero {
+			return nonZero, err
 		}
 	}
 	return false, nil
@@ -235,22 +269,29 @@ func (q *Queue) holdsUnitsAfter(end int64) (bool, error) {
 // be put again from the CommitLog. -1 when the queue ended cleanly.
 func (q *Queue) RebuildFrom() int64 { return q.rebuildFrom }
 
-// scanFile runs scanUnits over the whole file, turning a fault on the
-// mapping (a file cut short under us, an I/O error) into an error.
-func scanFile(f *mappedfile.File, st *scanState) (n int, err error) {
-	s, ok := f.Slice(0, f.Size())
-	if !ok {
-		return 0, fmt.Errorf("%s is not readable", f.Path())
-	}
-	defer s.Release()
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("reading %s: %v", f.Path(), r)
+// scanFile runs scanUnits over the file from its start until a unit
+// stops it, reading in chunks (ReadAt: by pread for a file under a budget
+// that is not mapped), so that opening a queue reads what was written and
+// one chunk more, not the whole file. A failed read is an error.
+func scanFile(f *mappedfile.File, st *scanState) (int, error) {
+	var buf [scanChunk * UnitSize]byte
+	n := 0
+	for n*UnitSize+UnitSize <= f.Size() {
+		got, err := f.ReadAt(buf[:], n*UnitSize)
+		if err != nil {
+			return 0, fmt.Errorf("reading %s: %w", f.Path(), err)
 		}
-	}()
-	return scanUnits(s.Bytes(), st), nil
+		k := scanUnits(buf[:got], st)
+		n += k
+		if k < scanChunk {
+			break // a unit stopped the scan, or the file ended
+		}
+	}
+	return n, nil
 }
+
+// scanChunk is how many units recovery reads at a time.
+const scanChunk = 410 // 8,200 bytes: two pages and a bit, whole units
 
 // firstReal is the index of the first unit of the first file that is not a
 // placeholder, or the end of the first file's units when all are.
@@ -259,16 +300,22 @@ func (q *Queue) firstReal() int64 {
 	if f == nil {
 		return q.max.Load()
 	}
-	s, ok := f.SliceFrom(0)
-	if !ok {
-		return f.From() / UnitSize
+	var buf [scanChunk * UnitSize]byte
+	for i := 0; i+UnitSize <= f.Size(); {
+		got, err := f.ReadAt(buf[:], i)
+		if err != nil || got < UnitSize {
+			return (f.From() + int64(i)) / UnitSize
+		}
+		for j := 0; j+UnitSize <= got; j, i = j+UnitSize, i+UnitSize {
+			if u := decodeUnit(buf[j:]); !u.isPlaceholder() {
+				if u.valid() {
+					q.headPhys.Store(u.Offset)
+				}
+				return (f.From() + int64(i)) / UnitSize
+			}
+		}
 	}
-	defer s.Release()
-	b := s.Bytes()
-	i := 0
-	for ; i+UnitSize <= len(b) && decodeUnit(b[i:]).isPlaceholder(); i += UnitSize {
-	}
-	return (f.From() + int64(i)) / UnitSize
+	return (f.From() + int64(f.Size())) / UnitSize
 }
 
 // lastRealEnd is end() of the last unit, or -1 when there is no unit or the
@@ -360,18 +407,29 @@ func (q *Queue) Put(u Unit, queueOffset int64) error {
 		}
 		q.cur = f
 	}
-	w := f.Writable()
-	if len(w) < UnitSize || f.From()+int64(f.WrotePosition()) != next*UnitSize {
+	pos := f.WrotePosition()
+	if pos+UnitSize > f.Size() || f.From()+int64(pos) != next*UnitSize {
 		return fmt.Errorf("consumequeue: %s/%d: file %s does not end at unit %d", q.topic, q.queueID, f.Path(), next)
 	}
-	encodeUnit(w, u)
-	f.Advance(UnitSize)
+	if f.PreferCopy() {
+		if err := q.writeCold(f, pos, u); err != nil {
+			return err
+		}
+	} else if err := q.write(f, pos, UnitSize, func(w []byte) { encodeUnit(w, u) }); err != nil {
+		return err
+	}
 	if f != q.preparedFor && f.WrotePosition() >= q.prepareAt {
 		q.preparedFor = f
 		q.files.PrepareNext() // busy: the rest of this file and the next are faulted in meanwhile
 	}
+	if next == q.min.Load() {
+		q.headPhys.Store(u.Offset)
+	}
 	q.maxPhys.Store(u.end())
 	q.max.Store(next + 1)
+	if q.onDirty != nil && !q.dirty.Load() && q.dirty.CompareAndSwap(false, true) {
+		q.onDirty(q)
+	}
 	return nil
 }
 
@@ -389,11 +447,17 @@ func (q *Queue) start(index int64) (*mappedfile.File, error) {
 		return nil, fmt.Errorf("consumequeue: %s/%d: first file at unit %d: %w", q.topic, q.queueID, index, err)
 	}
 	fill := int(index*UnitSize - f.From())
-	w := f.Writable()
-	for i := 0; i < fill; i += UnitSize {
-		encodeUnit(w[i:], placeholder)
+	if fill > 0 {
+		err := q.write(f, 0, fill, func(w []byte) {
+			for i := 0; i < fill; i += UnitSize {
+				encodeUnit(w[i:], placeholder)
+			}
+		})
+		if err != nil {
+			// Leave the queue empty, as it was: the next Put starts it again.
+			return nil, errors.Join(err, q.files.Restart(f.From()))
+		}
 	}
-	f.Advance(fill)
 	if index > 0 {
 		q.log.Info("consume queue starts at a non-zero offset", "offset", index, "placeholders", fill/UnitSize)
 	}
@@ -401,6 +465,40 @@ func (q *Queue) start(index int64) (*mappedfile.File, error) {
 	q.max.Store(index)
 	q.cur = f
 	return f, nil
+}
+
+// write has disk allocated for n more bytes of f from its write position
+// pos, fills them with fill and advances f: in a sparse file the disk
+// comes first (a full disk is an error here, not a SIGBUS on the mapping),
+// and under a map budget the file is held while it is written.
+func (q *Queue) write(f *mappedfile.File, pos, n int, fill func(w []byte)) error {
+	if err := f.Reserve(pos + n); err != nil {
+		return fmt.Errorf("consumequeue: %s/%d: %w", q.topic, q.queueID, err)
+	}
+	sp, ok := f.Space()
+	if !ok {
+		return fmt.Errorf("consumequeue: %s/%d: file %s cannot be written: %w", q.topic, q.queueID, f.Path(),
+			errors.Join(ErrClosed, f.MapError()))
+	}
+	fill(sp.Bytes()[:n])
+	sp.Release()
+	f.Advance(n)
+	return nil
+}
+
+// writeCold is write for one unit of a file that is not mapped: by
+// WriteAt (pwrite), so that a queue written once in a while is not mapped.
+func (q *Queue) writeCold(f *mappedfile.File, pos int, u Unit) error {
+	if err := f.Reserve(pos + UnitSize); err != nil {
+		return fmt.Errorf("consumequeue: %s/%d: %w", q.topic, q.queueID, err)
+	}
+	var b [UnitSize]byte
+	encodeUnit(b[:], u)
+	if err := f.WriteAt(b[:], pos); err != nil {
+		return fmt.Errorf("consumequeue: %s/%d: %w", q.topic, q.queueID, err)
+	}
+	f.Advance(UnitSize)
+	return nil
 }
 
 // Read copies up to len(dst) units into dst, starting at index and crossing
@@ -442,6 +540,13 @@ func (q *Queue) read(index int64, dst []Unit) int {
 		if k <= 0 {
 			break
 		}
+		if f.PreferCopy() {
+			n := readCold(f, pos, dst[got:got+k])
+			if got += n; n < k {
+				break
+			}
+			continue
+		}
 		s, ok := f.Slice(pos, k*UnitSize)
 		if !ok {
 			break
@@ -455,6 +560,29 @@ func (q *Queue) read(index int64, dst []Unit) int {
 	}
 	return got
 }
+
+// readCold copies the units at pos of a file that is not mapped into dst,
+// by ReadAt (pread), a chunk at a time, and returns how many it copied.
+func readCold(f *mappedfile.File, pos int, dst []Unit) int {
+	var buf [readChunk * UnitSize]byte
+	got := 0
+	for got < len(dst) {
+		k := min(len(dst)-got, readChunk)
+		n, err := f.ReadAt(buf[:k*UnitSize], pos+got*UnitSize)
+		k = n / UnitSize
+		for i := range k {
+			dst[got+i] = decodeUnit(buf[i*UnitSize:])
+		}
+		got += k
+		if err != nil || k < min(len(dst)-got+k, readChunk) {
+			break
+		}
+	}
+	return got
+}
+
+// readChunk is how many units read copies at a time.
+const readChunk = 64
 
 // unitAt reads the unit at index if it is written, even below MinOffset.
 func (q *Queue) unitAt(index int64) (Unit, bool) {

@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+
+	"github.com/rocketstore/rocketstore/mappedfile"
 )
 
 // key names one queue. Looking it up with a caller's string does not
@@ -30,6 +33,12 @@ type Table struct {
 	mu     sync.RWMutex // guards queues and closed
 	queues map[key]*Queue
 	closed bool
+
+	// dirty are the queues Put wrote to since Flush last took them: Flush
+	// visits them only, not every queue (100,000 queues, a few busy).
+	dirtyMu sync.Mutex
+	dirty   []*Queue
+	spare   []*Queue // the array Flush last drained, for reuse
 }
 
 // OpenTable opens every queue found in root as {topic}/{queueId} folders
@@ -48,6 +57,7 @@ func OpenTable(root string, opts Options) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consumequeue: open table: %w", err)
 	}
+	var keys []key
 	for _, te := range topics {
 		if !te.IsDir() {
 			continue
@@ -62,15 +72,47 @@ func OpenTable(root string, opts Options) (*Table, error) {
 				t.log.Warn("skipping a folder that is not a queue id", "path", filepath.Join(root, te.Name(), ie.Name()))
 				continue
 			}
-			q, err := Open(root, te.Name(), id, opts)
-			if err != nil {
-				return nil, errors.Join(err, t.Close())
-			}
-			t.queues[key{te.Name(), id}] = q
+			keys = append(keys, key{te.Name(), id})
 		}
+	}
+	if err := t.openAll(keys); err != nil {
+		return nil, errors.Join(err, t.Close())
 	}
 	t.log.Info("consume queues loaded", "root", root, "queues", len(t.queues))
 	return t, nil
+}
+
+// openWorkers is how many queues OpenTable opens at a time: opening one is
+// a few system calls that wait on the filesystem more than on a core.
+const openWorkers = 8
+
+// openAll opens the queues of keys, openWorkers at a time, into the table.
+func (t *Table) openAll(keys []key) error {
+	qs := make([]*Queue, len(keys))
+	errs := make([]error, len(keys))
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range min(openWorkers, len(keys)) {
+		wg.Go(func() {
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= len(keys) {
+					return
+				}
+				if qs[i], errs[i] = t.open(keys[i].topic, keys[i].id); errs[i] != nil {
+					failed.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, q := range qs {
+		if q != nil {
+			t.queues[keys[i]] = q
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // parseQueueID accepts only the form strconv.Itoa writes, so that two
@@ -110,12 +152,40 @@ func (t *Table) GetOrCreate(topic string, queueID int32) (*Queue, error) {
 	if q := t.queues[k]; q != nil {
 		return q, nil
 	}
-	q, err := Open(t.root, topic, queueID, t.opts)
+	q, err := t.open(topic, queueID)
 	if err != nil {
 		return nil, err
 	}
 	t.queues[k] = q
 	return q, nil
+}
+
+// open opens a queue of the table: its Puts mark it dirty in the table.
+func (t *Table) open(topic string, queueID int32) (*Queue, error) {
+	q, err := Open(t.root, topic, queueID, t.opts)
+	if err != nil {
+		return nil, err
+	}
+	q.onDirty = t.markDirty
+	return q, nil
+}
+
+// markDirty adds q, which has units to flush, to the queues Flush visits.
+func (t *Table) markDirty(q *Queue) {
+	t.dirtyMu.Lock()
+	t.dirty = append(t.dirty, q)
+	t.dirtyMu.Unlock()
+}
+
+// Budget is the mapping budget the table's files share (see
+// Options.MaxMappedFiles), nil when there is none.
+func (t *Table) Budget() *mappedfile.MapBudget { return t.opts.budget }
+
+// Dirty is how many queues wait for Flush.
+func (t *Table) Dirty() int {
+	t.dirtyMu.Lock()
+	defer t.dirtyMu.Unlock()
+	return len(t.dirty)
 }
 
 // All returns every queue, sorted by topic and queue id. The slice is the
@@ -168,12 +238,29 @@ func (t *Table) CorrectMinOffset(minPhyOffset int64) {
 	}
 }
 
-// Flush flushes every queue (Queue.Flush) and joins the errors.
+// Flush flushes the queues written since the last Flush (Queue.Flush)
+// and joins the errors: its work is in proportion to the queues written,
+// not to all queues. A queue it leaves with units to flush (fewer than
+// leastPages pages waited, or its flush failed) stays on the list.
 func (t *Table) Flush(leastPages int) error {
+	t.dirtyMu.Lock()
+	qs := t.dirty
+	t.dirty, t.spare = t.spare[:0], nil
+	t.dirtyMu.Unlock()
 	var err error
-	for _, q := range t.All() {
+	for i, q := range qs {
+		q.dirty.Store(false) // a Put from here on marks it again
 		err = errors.Join(err, q.Flush(leastPages))
+		if q.files.FlushedWhere() < q.files.MaxWrotePosition() && q.dirty.CompareAndSwap(false, true) {
+			t.markDirty(q)
+		}
+		qs[i] = nil
 	}
+	t.dirtyMu.Lock()
+	if t.spare == nil {
+		t.spare = qs[:0]
+	}
+	t.dirtyMu.Unlock()
 	return err
 }
 

@@ -23,9 +23,29 @@ type File struct {
 	from int64 // offset of the file's first byte in its Queue (fileFromOffset)
 	size int
 
+	// fd is kept open only for a Mapper that may need it after Map; nil
+	// for mmap (a mapping needs no fd, and 100,000 queues would hold
+	// 100,000 of them).
 	fd     *os.File
-	region Region
-	data   []byte // region.Bytes()
+	keptFD atomic.Int64 // 1 + an fd OpenFD keeps open until CloseFD; 0 when none
+	region Region       // nil while a file under a budget is not mapped
+	data   []byte       // region.Bytes()
+
+	// sparse: made as a hole, disk allocated ahead of the writer by
+	// Reserve up to allocated (writer only). See sparse.go.
+	sparse    bool
+	allocated int
+
+	// budget, if not nil, maps the file only while it is used (see
+	// MapBudget); mapMu then guards region and data and the taking of
+	// references, used is the CLOCK mark, ringIdx the file's place in
+	// the budget (guarded by budget.mu), mapErr the last map failure.
+	budget    *MapBudget
+	mapMu     sync.Mutex
+	used      atomic.Bool
+	coldReads atomic.Int32 // accesses PreferCopy counted since the file was last unmapped
+	ringIdx   int
+	mapErr    atomic.Pointer[error]
 
 	// buf is the pool buffer writes go to first, nil when writing to the
 	// mapping directly. It never changes after creation; once the file is full
@@ -75,6 +95,23 @@ type FileOptions struct {
 	Mapper Mapper
 	// Pool, if not nil, lends the file a write buffer (new files only).
 	Pool *TransientStorePool
+	// Sparse makes a new file as a hole of its full size instead of
+	// allocating it whole; its writer then calls Reserve before writing
+	// (see sparse.go). Files of many mostly-empty queues want it.
+	Sparse bool
+	// Budget, if not nil, maps the file only while it is used, under the
+	// budget's limit (see MapBudget). It applies with mmap only (a nil
+	// Mapper or a MmapMapper without huge pages).
+	Budget *MapBudget
+}
+
+// lazy reports whether the file is mapped only while used.
+func (o FileOptions) lazy() bool {
+	if o.Budget == nil || o.Pool != nil {
+		return false
+	}
+	m, ok := o.Mapper.(MmapMapper)
+	return o.Mapper == nil || ok && !m.HugePages
 }
 
 // Create makes a new file of size bytes at path for offset from, allocates
@@ -90,12 +127,16 @@ func Create(path string, from int64, size int, opts FileOptions) (*File, error) 
 	if err != nil {
 		return nil, fmt.Errorf("mappedfile: create: %w", err)
 	}
-	if err := Preallocate(fd, int64(size)); err != nil {
+	alloc := Preallocate
+	if opts.Sparse {
+		alloc = (*os.File).Truncate
+	}
+	if err := alloc(fd, int64(size)); err != nil {
 		fd.Close()
 		os.Remove(path)
 		return nil, fmt.Errorf("mappedfile: allocate %d bytes for %s (disk full?): %w", size, path, err)
 	}
-	f, err := mapFile(fd, path, from, size, opts.Mapper)
+	f, err := mapFile(fd, path, from, size, opts)
 	if err != nil {
 		os.Remove(path)
 		return nil, err
@@ -147,7 +188,7 @@ func CreateWhole(path string, size int, opts FileOptions) (*File, error) {
 	if err := SyncDir(filepath.Dir(path)); err != nil {
 		return fail(err)
 	}
-	f, err := mapFile(fd, path, 0, size, opts.Mapper)
+	f, err := mapFile(fd, path, 0, size, opts)
 	if err != nil {
 		os.Remove(path)
 		return nil, err
@@ -172,7 +213,7 @@ func Open(path string, from int64, size int, opts FileOptions) (*File, error) {
 		fd.Close()
 		return nil, fmt.Errorf("mappedfile: %s is %d bytes, want %d: %w", path, st.Size(), size, ErrBadSize)
 	}
-	f, err := mapFile(fd, path, from, size, opts.Mapper)
+	f, err := mapFile(fd, path, from, size, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -180,10 +221,39 @@ func Open(path string, from int64, size int, opts FileOptions) (*File, error) {
 	return f, nil
 }
 
+// openSized is Open for a file whose size the caller just read (from its
+// folder): a file under a budget is then not even opened until it is used.
+func openSized(path string, from int64, size int, statSize int64, opts FileOptions) (*File, error) {
+	if !opts.lazy() {
+		return Open(path, from, size, opts)
+	}
+	if statSize != int64(size) {
+		return nil, fmt.Errorf("mappedfile: %s is %d bytes, want %d: %w", path, statSize, size, ErrBadSize)
+	}
+	f := &File{path: path, from: from, size: size, sparse: opts.Sparse, ringIdx: -1, budget: opts.Budget}
+	f.refs.Store(1)
+	f.available.Store(true)
+	f.SetPosition(size)
+	return f, nil
+}
+
 // ErrBadSize reports a file whose length is not the configured file size.
 var ErrBadSize = errors.New("mappedfile: file has the wrong size")
 
-func mapFile(fd *os.File, path string, from int64, size int, m Mapper) (*File, error) {
+// mapFile maps fd (or, under a budget, leaves that to the first Hold) and
+// closes it unless the Mapper may need it.
+func mapFile(fd *os.File, path string, from int64, size int, opts FileOptions) (*File, error) {
+	f := &File{path: path, from: from, size: size, sparse: opts.Sparse, ringIdx: -1}
+	f.refs.Store(1)
+	f.available.Store(true)
+	if opts.lazy() {
+		f.budget = opts.Budget
+		if err := fd.Close(); err != nil {
+			return nil, fmt.Errorf("mappedfile: close %s: %w", path, err)
+		}
+		return f, nil
+	}
+	m := opts.Mapper
 	if m == nil {
 		m = MmapMapper{}
 	}
@@ -192,9 +262,16 @@ func mapFile(fd *os.File, path string, from int64, size int, m Mapper) (*File, e
 		fd.Close()
 		return nil, err
 	}
-	f := &File{path: path, from: from, size: size, fd: fd, region: r, data: r.Bytes()}
-	f.refs.Store(1)
-	f.available.Store(true)
+	f.region, f.data = r, r.Bytes()
+	if _, ok := m.(MmapMapper); ok {
+		err = fd.Close()
+	} else {
+		f.fd = fd
+	}
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("mappedfile: close %s: %w", path, err)
+	}
 	return f, nil
 }
 
@@ -250,8 +327,17 @@ func (f *File) Truncate(pos int) error {
 	if f.buf != nil {
 		clear(f.buf[pos:])
 	}
-	if z, ok := f.region.(Zeroer); ok {
-		return z.Zero(pos, f.size-pos)
+	if !f.Hold() {
+		return fmt.Errorf("mappedfile: truncate %s: %w", f.path, errors.Join(ErrClosed, f.MapError()))
+	}
+	defer f.Release()
+	if _, ok := f.region.(*mmapRegion); ok {
+		// Give the pages back rather than write zeros into them.
+		head := min((pos+pageSize-1)&^(pageSize-1), f.size)
+		clear(f.data[pos:head])
+		if f.punchTail(head) {
+			return nil
+		}
 	}
 	clear(f.data[pos:])
 	return nil
@@ -267,7 +353,8 @@ func (f *File) SetStoreTimestamp(ms int64) { f.storeTimestamp.Store(ms) }
 // Writable returns the free tail of the file, from the write position to the
 // end, in the pool buffer if the file has one, else in the mapping; its bytes
 // are zero in a new file. Only the
-// single writer may use it, and only until it calls Advance.
+// single writer may use it, and only until it calls Advance; under a
+// budget, only while it holds the file (use Space).
 func (f *File) Writable() []byte {
 	w := f.wrote.Load()
 	if f.buf != nil {
@@ -325,12 +412,8 @@ func (f *File) Flush(leastPages int) (int, error) {
 	if !ableTo(end, done, f.size, leastPages) {
 		return done, nil
 	}
-	if !f.Hold() {
-		return done, ErrClosed
-	}
-	defer f.Release()
-	if err := f.region.Flush(done, end-done); err != nil {
-		return done, fmt.Errorf("mappedfile: flush %s: %w", f.path, err)
+	if err := f.flushRange(done, end); err != nil {
+		return done, err
 	}
 	if f.syncDir != nil {
 		if err := f.syncDir(filepath.Dir(f.path)); err != nil {
@@ -340,6 +423,27 @@ func (f *File) Flush(leastPages int) (int, error) {
 	}
 	f.flushed.Store(int64(end))
 	return end, nil
+}
+
+// flushRange makes [from, end) durable: by msync while the file is mapped,
+// else (a file under a budget, unmapped since it was written) by fdatasync.
+func (f *File) flushRange(from, end int) error {
+	if !f.available.Load() {
+		return ErrClosed
+	}
+	if f.budget != nil {
+		if done, err := f.syncUnmapped(); done {
+			return err
+		}
+	}
+	if !f.Hold() {
+		return errors.Join(ErrClosed, f.MapError())
+	}
+	defer f.Release()
+	if err := f.region.Flush(from, end-from); err != nil {
+		return fmt.Errorf("mappedfile: flush %s: %w", f.path, err)
+	}
+	return nil
 }
 
 // Mapping is the whole writable mapping, for files that are not written
@@ -378,6 +482,9 @@ func ableTo(end, done, size, leastPages int) bool {
 // Warm faults in every page of the mapping for writing, so that appends do
 // not pay for page faults. Call it before the first write.
 func (f *File) Warm() error {
+	if f.sparse {
+		return nil // faulting in a sparse file for writing would allocate it whole
+	}
 	if f.buf != nil {
 		_ = unix.Mlock(f.buf) // best effort: the buffer stays in memory
 	}
@@ -400,7 +507,7 @@ const warmChunk = 32 << 20
 // Best effort: a page it misses faults when written. It may run while
 // the writer writes: it changes no byte.
 func (f *File) warmFrom(pos int, stop *atomic.Bool) {
-	if f.buf != nil || !f.Hold() {
+	if f.buf != nil || f.sparse || !f.Hold() {
 		return
 	}
 	defer f.Release()
@@ -475,6 +582,9 @@ func (f *File) SliceFrom(pos int) (Slice, bool) {
 // whether it did (ReferenceResource.hold): the mapping stays until the
 // matching Release, even across Close or Destroy. Slices hold one each.
 func (f *File) Hold() bool {
+	if f.budget != nil {
+		return f.holdMapped()
+	}
 	if !f.available.Load() {
 		return false
 	}
@@ -489,13 +599,28 @@ func (f *File) Hold() bool {
 // Close, if no other is left) unmaps the file and closes it.
 func (f *File) Release() error {
 	if f.refs.Add(-1) > 0 {
+		if f.budget != nil {
+			f.budget.trim()
+		}
 		return nil
 	}
-	err := f.region.Close()
+	var err error
+	if f.budget != nil {
+		f.mapMu.Lock()
+		err = f.unmapLocked()
+		f.mapMu.Unlock()
+		f.budget.remove(f)
+	} else {
+		err = f.region.Close()
+	}
 	if f.buf != nil && f.bufReturned.CompareAndSwap(false, true) {
 		f.pool.giveBack(f.buf)
 	}
-	if err = errors.Join(err, f.fd.Close()); err != nil {
+	if f.fd != nil {
+		err = errors.Join(err, f.fd.Close())
+	}
+	err = errors.Join(err, f.CloseFD())
+	if err != nil {
 		return fmt.Errorf("mappedfile: close %s: %w", f.path, err)
 	}
 	return nil

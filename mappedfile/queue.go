@@ -24,8 +24,23 @@ type QueueOptions struct {
 	// the background: a file made ahead is warmed before it is taken; one
 	// made on the writer's path is warmed behind the writer.
 	Warm bool
+	// Sparse makes new files as holes, their disk allocated ahead of the
+	// writer by File.Reserve (see FileOptions.Sparse); nothing warms them.
+	Sparse bool
+	// Budget, if not nil, maps the files only while they are used (see
+	// MapBudget and FileOptions.Budget).
+	Budget *MapBudget
 	// Logger receives state changes; nil discards.
 	Logger *slog.Logger
+}
+
+// fileOptions are the options of the queue's files.
+func (o QueueOptions) fileOptions(pool bool) FileOptions {
+	fo := FileOptions{Mapper: o.Mapper, Sparse: o.Sparse, Budget: o.Budget}
+	if pool {
+		fo.Pool = o.Pool
+	}
+	return fo
 }
 
 // Queue is a run of Files of one size in one folder, each named by the
@@ -123,13 +138,14 @@ func (q *Queue) load() error {
 			if err := os.Truncate(path, int64(q.fileSize)); err != nil {
 				return fmt.Errorf("mappedfile: queue: %w", err)
 			}
+			e.size = int64(q.fileSize)
 		}
 		files := q.list()
 		if n := len(files); n > 0 && files[n-1].from+int64(q.fileSize) != from {
 			return fmt.Errorf("mappedfile: queue %s: %s does not follow %s: %w",
 				q.dir, e.name, filepath.Base(files[n-1].path), ErrGap)
 		}
-		f, err := Open(path, from, q.fileSize, FileOptions{Mapper: q.opts.Mapper})
+		f, err := openSized(path, from, q.fileSize, e.size, q.opts.fileOptions(false))
 		if err != nil {
 			return err
 		}
@@ -358,7 +374,7 @@ func (q *Queue) preallocate(last *File, from int64, warm bool) {
 // newFile creates the file at from, warmed if warm is set.
 func (q *Queue) newFile(from int64, warm bool) (*File, error) {
 	path := filepath.Join(q.dir, FileName(from))
-	f, err := Create(path, from, q.fileSize, FileOptions{Mapper: q.opts.Mapper, Pool: q.opts.Pool})
+	f, err := Create(path, from, q.fileSize, q.opts.fileOptions(true))
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +440,16 @@ func (q *Queue) Flush(leastPages int) (int64, error) {
 // made in the background that no longer follows the last one is deleted
 // too, so no gap is left on disk. Only the writer may call it.
 func (q *Queue) Truncate(offset int64) error {
-	err := q.truncate(offset)
+	err := q.truncate(offset, true)
+	return errors.Join(err, q.dropStalePending())
+}
+
+// SetEnd is Truncate for a queue whose bytes from offset on are known to
+// be zero (recovery found them so): the file holding offset only gets its
+// positions set, with nothing zeroed or given back, so that opening a
+// queue costs no write. Only the writer may call it.
+func (q *Queue) SetEnd(offset int64) error {
+	err := q.truncate(offset, false)
 	return errors.Join(err, q.dropStalePending())
 }
 
@@ -447,7 +472,7 @@ func (q *Queue) dropStalePending() error {
 	return p.f.Destroy()
 }
 
-func (q *Queue) truncate(offset int64) error {
+func (q *Queue) truncate(offset int64, zero bool) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var err error
@@ -456,8 +481,11 @@ func (q *Queue) truncate(offset int64) error {
 		switch end := f.from + int64(f.size); {
 		case end <= offset:
 			keep = append(keep, f)
-		case f.from <= offset && offset < end:
+		case f.from <= offset && offset < end && zero:
 			err = errors.Join(err, f.Truncate(int(offset-f.from)))
+			keep = append(keep, f)
+		case f.from <= offset && offset < end:
+			f.SetPosition(int(offset - f.from))
 			keep = append(keep, f)
 		default:
 			q.log.Info("deleting file past the end of valid data", "file", f.path, "end", offset)

@@ -49,36 +49,11 @@ func (m MmapMapper) Map(f *os.File, size int) (Region, error) {
 	if m.HugePages {
 		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
 	}
-	return &mmapRegion{b: b, fd: int(f.Fd())}, nil
-}
-
-// Zeroer is a Region that can zero a range faster than writing zeros.
-type Zeroer interface {
-	Zero(off, n int) error
+	return &mmapRegion{b: b}, nil
 }
 
 type mmapRegion struct {
-	b  []byte
-	fd int
-}
-
-// Zero gives the pages of [off, off+n) back to the filesystem and allocates
-// them anew (reading as zeros) instead of writing zeros through the mapping.
-func (r *mmapRegion) Zero(off, n int) error {
-	end := off + n
-	head := min((off+pageSize-1)&^(pageSize-1), end)
-	clear(r.b[off:head])
-	if head == end {
-		return nil
-	}
-	err := unix.Fallocate(r.fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, int64(head), int64(end-head))
-	if err == nil {
-		err = unix.Fallocate(r.fd, 0, int64(head), int64(end-head))
-	}
-	if err != nil {
-		clear(r.b[head:end]) // no hole punching here: write the zeros
-	}
-	return nil
+	b []byte
 }
 
 func (r *mmapRegion) Bytes() []byte { return r.b }
@@ -105,13 +80,3 @@ func (r *mmapRegion) Close() error {
 
 // pageSize is the unit of flushing, warming and "least pages" accounting.
 const pageSize = 4096
-
-// Preallocate reserves size bytes of disk for f, so that a full disk fails
-// here and not as SIGBUS on a write through the mapping.
-func Preallocate(f *os.File, size int64) error {
-	err := unix.Fallocate(int(f.Fd()), 0, 0, size)
-	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
-		return f.Truncate(size) // e.g. a filesystem without fallocate: best effort
-	}
-	return err
-}

@@ -156,3 +156,45 @@ func TestStore_Expiry_CleanForcibly(t *testing.T) {
 		})
 	}
 }
+
+// On a disk with no room for a ConsumeQueue's first page: the put that
+// needs it gets an error (disk full, not writable) instead of a SIGBUS
+// through the sparse file's mapping, and once space is freed its unit is
+// dispatched and the message reads back.
+func TestStore_FullDisk_ConsumeQueuePage(t *testing.T) {
+	mnt := mountTmpfs(t, 4<<20)
+	dir := filepath.Join(mnt, "store")
+	opts := fullDiskOptions()
+	opts.DisableIndex = true
+	opts.ConsumeQueueFileUnits = 300_000 // 6,000,000-byte files, sparse: bigger than the disk
+	s, err := Open(dir, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	s.CommitLog().WaitAllocated()
+	mustPut(t, s, msg("A", 0, "first", "", ""))
+	waitDispatched(t, s)
+
+	fill := filepath.Join(mnt, "fill")
+	f, err := os.Create(fill)
+	require.NoError(t, err)
+	_, err = f.Write(make([]byte, 4<<20)) // until ENOSPC
+	require.True(t, errors.Is(err, syscall.ENOSPC), "the disk is full: %v", err)
+	require.NoError(t, f.Close())
+
+	_, err = s.PutMessage(msg("B", 0, "needs a page", "", ""))
+	require.ErrorIs(t, err, ErrNotWritable, "the put whose unit found no disk fails")
+	_, err = s.PutMessage(msg("A", 0, "refused", "", ""))
+	require.ErrorIs(t, err, ErrDiskFull, "puts are refused while the disk is full: %v", err)
+
+	require.NoError(t, os.Remove(fill))
+	_, err = s.CleanExpiredFiles()
+	require.NoError(t, err)
+	deadline := time.Now().Add(10 * time.Second)
+	for s.GetMaxOffsetInQueue("B", 0) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // the reput goroutine retries the unit
+	}
+	r := s.GetMessage("g", "B", 0, 0, 1, nil)
+	require.Equal(t, []string{"needs a page"}, bodies(t, r), "the record put before the disk filled is dispatched")
+	mustPut(t, s, msg("B", 0, "after", "", ""))
+	waitDispatched(t, s)
+}

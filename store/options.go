@@ -32,6 +32,14 @@ type Options struct {
 	CommitLogFileSize int
 	// ConsumeQueueFileUnits is the number of units per ConsumeQueue file; 0 means 300,000.
 	ConsumeQueueFileUnits int
+	// MaxMappedConsumeQueueFiles bounds how many ConsumeQueue files are
+	// mapped at once (broker.conf maxMappedConsumeQueueFiles, our own key):
+	// past it, the least recently used files no one reads or writes are
+	// unmapped, to be mapped again at their next use, so that 100,000
+	// queues fit under a stock vm.max_map_count (65,530). 0 means
+	// DefaultMaxMappedConsumeQueueFiles; -1 means no bound (every file
+	// mapped while open, as RocketMQ does).
+	MaxMappedConsumeQueueFiles int
 	// IndexHashSlots and IndexMaxEntries size each IndexFile; 0 means 5,000,000 and 20,000,000.
 	IndexHashSlots, IndexMaxEntries int
 	// DisableIndex turns off the IndexFile (messageIndexEnable=false).
@@ -123,13 +131,26 @@ type Options struct {
 	// TimerFlushInterval is how often the timer files and timercheck are
 	// flushed (timerFlushIntervalMs); 0 means 1 s.
 	TimerFlushInterval time.Duration
+	// Paths places the CommitLog, ConsumeQueues, index, checkpoint and
+	// abort marker outside the root folder; the zero value keeps them all
+	// under it.
+	Paths Paths
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives state changes; nil discards.
 	Logger *slog.Logger
 }
 
+// DefaultMaxMappedConsumeQueueFiles is the default mapping budget of the
+// ConsumeQueues: under half of a stock vm.max_map_count (65,530), leaving
+// the rest to the CommitLog, index and timer files, the Go runtime and
+// whatever else the process maps. A ConsumeQueue file keeps no fd.
+const DefaultMaxMappedConsumeQueueFiles = 30_000
+
 func (o Options) withDefaults() Options {
+	if o.MaxMappedConsumeQueueFiles == 0 {
+		o.MaxMappedConsumeQueueFiles = DefaultMaxMappedConsumeQueueFiles
+	}
 	if !o.StoreHost.IsValid() {
 		o.StoreHost = netip.MustParseAddrPort("127.0.0.1:10911")
 	}
@@ -200,10 +221,13 @@ func (o Options) validate() error {
 	if o.FlushDiskType != AsyncFlush && o.FlushDiskType != SyncFlush {
 		errs = append(errs, fmt.Errorf("FlushDiskType %d is unknown", o.FlushDiskType))
 	}
+	if o.MaxMappedConsumeQueueFiles < -1 {
+		errs = append(errs, fmt.Errorf("MaxMappedConsumeQueueFiles %d must be positive, or -1 for no bound", o.MaxMappedConsumeQueueFiles))
+	}
 	if o.MaxTransferCount < 0 {
 		errs = append(errs, fmt.Errorf("MaxTransferCount %d is negative", o.MaxTransferCount))
 	}
-	errs = append(errs, o.validateTimer())
+	errs = append(errs, o.validateTimer(), o.Paths.validate())
 	return errors.Join(errs...)
 }
 
@@ -224,7 +248,8 @@ func (o Options) commitLog() commitlog.Options {
 }
 
 func (o Options) consumeQueue() consumequeue.Options {
-	return consumequeue.Options{FileUnits: o.ConsumeQueueFileUnits, Mapper: o.Mapper, Logger: o.Logger}
+	return consumequeue.Options{FileUnits: o.ConsumeQueueFileUnits, Mapper: o.Mapper,
+		MaxMappedFiles: max(o.MaxMappedConsumeQueueFiles, 0), Logger: o.Logger}
 }
 
 func (o Options) index() indexfile.Options {

@@ -93,6 +93,7 @@ func (b *Broker) startMetrics() error {
 		Source: metrics.SourceFunc(b.metricsSnapshot),
 		Health: b.health,
 		Logger: b.log.With("component", "metrics"),
+		Mount:  b.opts.HTTPHandlers,
 	})
 	if err != nil {
 		return err

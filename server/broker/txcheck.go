@@ -154,7 +154,7 @@ func (b *Broker) discardHalf(off int64, half *message.Message) bool {
 			b.log.Warn("creating the discard topic failed", "topic", topicTransCheckMaxTime, "err", err)
 			return false
 		}
-		b.triggerRegister()
+		b.triggerRegister(topicTransCheckMaxTime)
 	}
 	d := *half
 	d.Topic, d.QueueID = topicTransCheckMaxTime, 0

@@ -31,6 +31,9 @@ type Options struct {
 	Health func() error
 	// Logger receives the server's errors; nil discards.
 	Logger *slog.Logger
+	// Mount are more handlers on the same port, by ServeMux pattern (the
+	// web console: "/console/").
+	Mount map[string]http.Handler
 }
 
 // Server is the HTTP server of /metrics, /healthz and /debug/pprof/.
@@ -60,8 +63,17 @@ func Start(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("metrics: listen on %s (metricsPromExporterHost, metricsPromExporterPort): %w", opts.Addr, err)
 	}
 	s := &Server{ln: ln, done: make(chan struct{})}
+	h := NewHandler(reg, opts.Health, opts.Logger)
+	if len(opts.Mount) > 0 {
+		mux := http.NewServeMux()
+		mux.Handle("/", h)
+		for pattern, mh := range opts.Mount {
+			mux.Handle(pattern, mh)
+		}
+		h = mux
+	}
 	s.http = &http.Server{
-		Handler:           NewHandler(reg, opts.Health, opts.Logger),
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
 	}
