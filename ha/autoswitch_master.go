@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rocketstore/rocketstore/store"
@@ -28,9 +29,14 @@ type AutoSwitchMaster struct {
 	ln      net.Listener
 	confirm func() int64
 
-	mu    sync.Mutex // guards acks and conns
-	acks  map[int64]int64
-	conns map[*asConn]struct{}
+	mu      sync.Mutex // guards acks, conns and members
+	acks    map[int64]int64
+	conns   map[*asConn]struct{}
+	members []int64 // the SyncStateSet (and a pending change) but the master
+
+	// confirmed is the offset every member acknowledged; puts wait on it.
+	confirmed atomic.Int64
+	group     groupTransfer
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -43,18 +49,22 @@ type asConn struct {
 
 // NewAutoSwitchMaster listens on addr and serves slaves from st's
 // CommitLog and epochs until Close. confirm gives the confirm offset sent
-// to slaves (nil: the CommitLog's end).
+// to slaves (nil: ConfirmOffset). To make puts wait for the SyncStateSet,
+// pass it to the store's SetReplicaWaiter and keep it told of the set
+// (SetSyncStateSet).
 func NewAutoSwitchMaster(st *store.MessageStore, epochs *EpochFile, addr string, confirm func() int64, opts Options) (*AutoSwitchMaster, error) {
 	opts = opts.withDefaults()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("ha: autoswitch master: %w", err)
 	}
-	if confirm == nil {
-		confirm = st.MaxPhyOffset
-	}
 	m := &AutoSwitchMaster{st: st, epochs: epochs, opts: opts, log: opts.Logger, ln: ln, confirm: confirm,
 		acks: map[int64]int64{}, conns: map[*asConn]struct{}{}, done: make(chan struct{})}
+	if m.confirm == nil {
+		m.confirm = m.ConfirmOffset
+	}
+	m.confirmed.Store(math.MaxInt64) // alone until told its SyncStateSet
+	m.group.init(opts.SlaveTimeout)
 	st.AddArrivalListener(func(store.Arrival) { m.wakeAll() })
 	m.wg.Add(1)
 	go m.accept()
@@ -95,6 +105,7 @@ func (m *AutoSwitchMaster) Close() error {
 	default:
 	}
 	close(m.done)
+	m.group.close()
 	err := m.ln.Close()
 	m.mu.Lock()
 	for c := range m.conns {
@@ -141,6 +152,7 @@ func (m *AutoSwitchMaster) serve(c *asConn) {
 			delete(m.acks, id)
 		}
 		m.mu.Unlock()
+		m.recompute()
 	}()
 	br := bufio.NewReader(c.nc)
 	_ = c.nc.SetReadDeadline(time.Now().Add(m.opts.HousekeepingInterval))
@@ -175,6 +187,7 @@ func (m *AutoSwitchMaster) serve(c *asConn) {
 			m.mu.Lock()
 			m.acks[id] = r.MaxOffset
 			m.mu.Unlock()
+			m.recompute()
 			if !sent {
 				first <- r.MaxOffset
 				sent = true
