@@ -64,16 +64,7 @@ func startBrokerProcess(b testing.TB, args ...string) *brokerProcess {
 		b.Fatal(err)
 	}
 	p := &brokerProcess{cmd: cmd, nsAddr: ns}
-	b.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-		}
-	})
+	b.Cleanup(func() { stopChild(cmd) })
 	c, err := remoting.NewClient(remoting.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -91,6 +82,20 @@ func startBrokerProcess(b testing.TB, args ...string) *brokerProcess {
 			b.Fatal("the broker process did not come up")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stopChild interrupts a child process and waits for it to end, killing
+// it after 30 s.
+func stopChild(cmd *exec.Cmd) {
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
 	}
 }
 

@@ -48,6 +48,9 @@ type collector struct {
 	tags map[string]string
 	recv []*primitive.MessageExt // every delivery, in order
 	ch   chan struct{}
+	// reject, when set, fails the messages it picks (RECONSUME_LATER)
+	// after recording them.
+	reject func(*primitive.MessageExt) bool
 }
 
 func newCollector() *collector {
@@ -64,6 +67,11 @@ func (c *collector) consume(_ context.Context, msgs ...*primitive.MessageExt) (c
 	c.mu.Unlock()
 	for range msgs {
 		c.ch <- struct{}{}
+	}
+	for _, m := range msgs {
+		if c.reject != nil && c.reject(m) {
+			return consumer.ConsumeRetryLater, nil
+		}
 	}
 	return consumer.ConsumeSuccess, nil
 }

@@ -49,12 +49,39 @@ type File struct {
 	flushedCount atomic.Int32 // raw indexCount at the last flush, -1 before any
 
 	warmedTo int // bytes from the start asked to be faulted in; the Service's, under putMu
+	// allocatedTo is how many bytes from the start have disk allocated
+	// (the writer's: Put's and cut's): the file is sparse past it, and a
+	// write there could fault on a full disk.
+	allocatedTo int
+}
+
+// allocStep is how far ahead of the next entry Put has the entries
+// allocated, in bytes: one fallocate per 200,000 entries or so.
+const allocStep = 4 << 20
+
+// allocateFor makes sure the first end bytes of the file have their disk
+// allocated, allocating allocStep past end at a time, so that the writes
+// below end cannot fault for want of space: a full disk is an error here,
+// wrapping syscall.ENOSPC.
+func (f *File) allocateFor(end int) error {
+	if end <= f.allocatedTo {
+		return nil
+	}
+	to := min(f.size, max(end, f.allocatedTo)+allocStep)
+	if err := f.mf.Allocate(f.allocatedTo, to-f.allocatedTo); err != nil {
+		return fmt.Errorf("indexfile: %w", err)
+	}
+	f.allocatedTo = to
+	return nil
 }
 
 // CreateFile creates the index file path, sized by opts.HashSlots and
-// opts.MaxIndexes, allocates its disk space and maps it: the whole file is
-// allocated and durable before it gets its name (mappedfile.CreateWhole),
-// so a crash never leaves a short index file behind. A file that follows
+// opts.MaxIndexes, and maps it. It is sparse, as RocketMQ's: only its
+// header and hash slots get disk now, its entries as Put reaches them
+// (allocStep ahead), so a file costs disk as it fills and a full disk is
+// an error of Put, never a fault. The file is made and durable before it
+// gets its name (mappedfile.CreateSparse), so a crash never leaves a
+// short index file behind. A file that follows
 // a full one starts from that file's end values: endPhyOffset and
 // endTimestamp, when positive, become both its begin and its end values,
 // as in RocketMQ. An existing file at path is an error.
@@ -63,7 +90,8 @@ func CreateFile(path string, endPhyOffset, endTimestamp int64, opts Options) (*F
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("indexfile: create %s: %w", path, err)
 	}
-	mf, err := mappedfile.CreateWhole(path, fileSize(opts.HashSlots, opts.MaxIndexes), mappedfile.FileOptions{Mapper: opts.Mapper})
+	head := HeaderSize + opts.HashSlots*SlotSize
+	mf, err := mappedfile.CreateSparse(path, fileSize(opts.HashSlots, opts.MaxIndexes), head, mappedfile.FileOptions{Mapper: opts.Mapper})
 	if err != nil {
 		return nil, fmt.Errorf("indexfile: %w", err)
 	}
@@ -71,6 +99,7 @@ func CreateFile(path string, endPhyOffset, endTimestamp int64, opts Options) (*F
 	if err != nil {
 		return nil, errors.Join(err, mf.Destroy())
 	}
+	f.allocatedTo = head
 	if endPhyOffset > 0 {
 		f.store64(offBeginPhyOffset, endPhyOffset)
 		f.store64(offEndPhyOffset, endPhyOffset)
@@ -197,6 +226,11 @@ func (f *File) put(hash int32, phyOffset, storeTimestamp int64) error {
 	count := f.IndexCount()
 	if int(count) >= f.indexes {
 		return ErrFull
+	}
+	if end := f.entries + int(count+1)*EntrySize; end > f.allocatedTo { // once per allocStep
+		if err := f.allocateFor(end); err != nil {
+			return err
+		}
 	}
 	slotPos := f.slotPos(hash)
 	prev := f.load32(slotPos)

@@ -50,21 +50,36 @@ func (s *Service) FlushMark() (Mark, error) {
 	return m, nil
 }
 
-// DropAfter deletes the files whose endTimestamp is after indexMsgTimestamp,
-// the checkpoint's time of the last index file known to be flushed. Abnormal
-// recovery calls it before dispatching again, as IndexService.load does
-// when the last exit was not clean, when the checkpoint has no Mark.
+// DropAfter keeps, after a crash, only the files that indexMsgTimestamp
+// (the checkpoint's endTimestamp of the last full file known flushed)
+// vouches for, and deletes the others, before dispatch indexes again
+// (IndexService.load when the last exit was not clean, for a checkpoint
+// with no Mark). RocketMQ deletes the files whose endTimestamp is after
+// indexMsgTimestamp; that keeps two kinds a crash leaves untrustworthy:
+// a file whose header never reached the disk (indexCount 1, endTimestamp
+// 0), and one filled within the millisecond of indexMsgTimestamp, whose
+// header writeback may have saved without the entries it counts (a slot
+// chain then ends at a lost entry, and the keys behind it are never found
+// again, nor indexed again: Put takes them for indexed). So the files
+// kept are the oldest ones while each is full and ends at or before
+// indexMsgTimestamp, only the first of those ending exactly at it (the
+// one whose flush set it; a later one may share its millisecond): files
+// fill and are flushed in name order. Dispatch indexes the rest again.
 func (s *Service) DropAfter(indexMsgTimestamp int64) error {
 	return s.replaceFiles(func(files []*File) (keep, drop []*File, err error) {
+		trusted := indexMsgTimestamp > 0
 		for _, f := range files {
-			if f.EndTimestamp() > indexMsgTimestamp {
-				drop = append(drop, f)
-			} else {
+			end := f.EndTimestamp()
+			trusted = trusted && f.IsFull() && end > 0 && end <= indexMsgTimestamp
+			if trusted {
 				keep = append(keep, f)
+				trusted = end < indexMsgTimestamp
+			} else {
+				drop = append(drop, f)
 			}
 		}
 		return keep, drop, nil
-	}, "dropped an index file written after the checkpoint", "indexMsgTimestamp", indexMsgTimestamp)
+	}, "dropped an index file the checkpoint does not vouch for", "indexMsgTimestamp", indexMsgTimestamp)
 }
 
 // RollBack returns the files, after a crash, to the state m that a
@@ -184,6 +199,9 @@ func (s *Service) replaceFiles(split func([]*File) (keep, drop []*File, err erro
 func (f *File) cut(n, trusted int32, endPhyOffset, endTimestamp int64) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer f.recoverFault(&err)
+	if err := f.allocateFor(f.entries); err != nil { // it writes slots and the header
+		return err
+	}
 	var lost []uint64 // a bit per slot whose entry must be found again
 	used := int32(0)  // slots holding an entry, the header's hashSlotCount
 	for slot := range f.slots {

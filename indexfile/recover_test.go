@@ -187,3 +187,46 @@ func TestService_CutAt(t *testing.T) {
 	require.NoError(t, s.CutAt(0))
 	require.Zero(t, s.Files(), "an empty CommitLog keeps no index")
 }
+
+// After a power loss with no Mark, a file filled within the millisecond
+// of indexMsgTimestamp whose header writeback saved without its entries
+// is not kept: every key in it is found once the messages are indexed
+// again. Kept, its header counted entries that were lost; the chain of a
+// slot through a lost entry ended there, and the keys behind it were
+// taken for indexed (TestStore_Crash_PowerLoss, 1 run in 60 or so under
+// load).
+func TestService_DropAfter_SameMillisecondFileWithLostEntries(t *testing.T) {
+	full := make(fullFiles, 16)
+	opts := markOptions() // 8 slots, 63 entries a file: chains of 8
+	opts.MaxIndexes = 32
+	opts.OnFileFull = full.report
+	s := mustOpen(t, t.TempDir(), opts)
+	// One millisecond for all: file 1 fills (flushed, reported), file 2
+	// takes 20 more keys, never flushed.
+	const ts = t0 + 5000
+	for i := 1; i <= 51; i++ {
+		mustPut(t, s, "T", "", fmt.Sprintf("u%d", i), int64(i*100), ts)
+	}
+	require.Equal(t, []int64{ts}, full.wait(t, 1))
+	require.Equal(t, 2, s.Files())
+	// Writeback saved file 2's header, slots and its first 10 entries
+	// only: the newest entries of its chains are lost.
+	dir := crashImage(t, s, func(f *File) (int, int) {
+		if f.IsFull() {
+			return 0, 0
+		}
+		return 0, f.entries + 11*EntrySize
+	})
+
+	r := mustOpen(t, dir, opts)
+	require.NoError(t, r.DropAfter(ts))
+	// Dispatch indexes again from the end of the last file kept.
+	for i := 31; i <= 51; i++ {
+		mustPut(t, r, "T", "", fmt.Sprintf("u%d", i), int64(i*100), ts)
+	}
+	for i := 1; i <= 51; i++ {
+		got := mustQuery(t, r, "T", fmt.Sprintf("u%d", i), 64, 0, forever)
+		require.Contains(t, got, int64(i*100), "u%d", i)
+	}
+	require.Equal(t, 2, r.Files(), "the flushed full file, and the one indexed again")
+}

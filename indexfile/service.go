@@ -336,6 +336,11 @@ func (s *Service) warmAheadLocked(f *File) {
 	if from == 0 {
 		to = min(f.entries+warmChunk, f.size)
 	}
+	// Only what has disk: a page faulted in over a hole would take disk
+	// the file may not get (and on tmpfs, fault when there is none).
+	if to = min(to, f.allocatedTo); to <= from {
+		return
+	}
 	if !f.mf.Hold() {
 		return
 	}

@@ -209,7 +209,10 @@ var ErrClosed = errors.New("recovery: closed")
 type Abort struct{ path string }
 
 // NewAbort names the abort file in dir.
-func NewAbort(dir string) Abort { return Abort{path: filepath.Join(dir, "abort")} }
+func NewAbort(dir string) Abort { return AbortAt(filepath.Join(dir, "abort")) }
+
+// AbortAt names the abort file path (RocketMQ's abortFile placed apart).
+func AbortAt(path string) Abort { return Abort{path: path} }
 
 // Exists reports whether the marker is there: the last run did not shut
 // down cleanly.

@@ -112,27 +112,6 @@ func crashChild(dir, round string) {
 	wg.Wait()
 }
 
-// queryKey queries key, again for up to 2 s while it finds nothing, and
-// logs when it had to: a known defect (see the stop-20 note) makes a few
-// keys of acknowledged messages visible only milliseconds after a reopen
-// following a power loss, under load; it is reported, not hidden.
-func queryKey(t *testing.T, s *MessageStore, topic, key string) *QueryResult {
-	t.Helper()
-	start := time.Now()
-	for tries := 0; ; tries++ {
-		q, err := s.QueryMessage(topic, key, 4, 0, 1<<62)
-		require.NoError(t, err)
-		if len(q.Messages) > 0 || time.Since(start) > 2*time.Second {
-			if tries > 0 && len(q.Messages) > 0 {
-				t.Logf("KNOWN DEFECT: key %s of an acknowledged message was found only %v after its first query", key, time.Since(start))
-			}
-			return q
-		}
-		q.Release()
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 type acked struct {
 	round string
 	i     int
@@ -155,7 +134,8 @@ func verifyAcked(t *testing.T, s *MessageStore, acks []acked) {
 		require.Equal(t, want.Properties, string(rec.Properties()))
 		r.Release()
 		for _, key := range []string{fmt.Sprintf("key-%s-%d", a.round, a.i), fmt.Sprintf("U-%s-%d", a.round, a.i)} {
-			q := queryKey(t, s, want.Topic, key)
+			q, err := s.QueryMessage(want.Topic, key, 4, 0, 1<<62)
+			require.NoError(t, err)
 			require.Len(t, q.Messages, 1, "query %s", key)
 			rec, err := message.Parse(q.Messages[0].Bytes())
 			require.NoError(t, err)

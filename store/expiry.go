@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -53,7 +52,7 @@ func (s *MessageStore) noSpace(err error) bool {
 // CommitLog file (and statfs works).
 func (s *MessageStore) roomForCommitLogFile() bool {
 	var st unix.Statfs_t
-	if err := unix.Statfs(filepath.Join(s.dir, "commitlog"), &st); err != nil {
+	if err := unix.Statfs(s.paths.CommitLog, &st); err != nil {
 		return false
 	}
 	return int64(st.Bavail)*int64(st.Bsize) >= int64(s.cl.FileSize())
@@ -96,7 +95,7 @@ func (s *MessageStore) cleanLoop() {
 // and index files wholly below the CommitLog's new start, and corrects the
 // queues' min offsets. It returns how many CommitLog files it deleted.
 func (s *MessageStore) CleanExpiredFiles() (int, error) {
-	usage, err := s.opts.DiskUsage(filepath.Join(s.dir, "commitlog"))
+	usage, err := s.opts.DiskUsage(s.paths.CommitLog)
 	if err != nil {
 		return 0, err
 	}

@@ -153,10 +153,11 @@ func TestStore_AsyncFlushFails_PutsRefused(t *testing.T) {
 	require.Equal(t, fails, fm.fails.Load(), "no flush after the failed one")
 }
 
-// When an index file cannot be created, dispatch stops and puts fail with
-// a clear error instead of being acknowledged and never delivered; once
-// the cause is gone dispatch resumes by itself and puts are taken again.
-// Every acknowledged message is then consumable and found by key.
+// When an index file cannot be created, the index falls behind: the
+// consume queues go on (what was put is consumable), puts fail with a
+// clear error, and queries say the index is behind; once the cause is
+// gone the index catches up by itself and puts are taken again. Every
+// acknowledged message is then consumable and found by key.
 func TestStore_IndexFileCannotBeCreated_PutsFailThenResume(t *testing.T) {
 	dir := t.TempDir()
 	opts := smallOptions()
@@ -181,11 +182,16 @@ func TestStore_IndexFileCannotBeCreated_PutsFailThenResume(t *testing.T) {
 	for i := 30; i < 200 && failed == nil; i++ {
 		failed = put(i)
 	}
-	require.ErrorIs(t, failed, ErrDispatchStopped, "a put fails once dispatch has stopped")
+	require.ErrorIs(t, failed, ErrIndexBehind, "a put fails once the index is behind")
 	require.ErrorIs(t, failed, ErrNotWritable)
 	require.ErrorIs(t, failed, syscall.ENOTDIR, "the error names the cause: %v", failed)
 	_, err := s.PutMessage(msg("T", 0, "refused", "", "refused"))
-	require.ErrorIs(t, err, ErrDispatchStopped)
+	require.ErrorIs(t, err, ErrIndexBehind)
+	require.Equal(t, s.cl.MaxOffset(), s.DispatchedOffset(), "the consume queues did not wait for the index")
+	q, err := s.QueryMessage("T", "key0", 4, 0, 1<<62)
+	require.NoError(t, err)
+	require.True(t, q.IndexBehind, "a query says the index is behind")
+	q.Release()
 
 	// The cause goes away: the dispatcher retries and puts are taken again.
 	require.NoError(t, os.Remove(indexDir))

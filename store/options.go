@@ -131,6 +131,10 @@ type Options struct {
 	// TimerFlushInterval is how often the timer files and timercheck are
 	// flushed (timerFlushIntervalMs); 0 means 1 s.
 	TimerFlushInterval time.Duration
+	// Paths places the CommitLog, ConsumeQueues, index, checkpoint and
+	// abort marker outside the root folder; the zero value keeps them all
+	// under it.
+	Paths Paths
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives state changes; nil discards.
@@ -223,7 +227,7 @@ func (o Options) validate() error {
 	if o.MaxTransferCount < 0 {
 		errs = append(errs, fmt.Errorf("MaxTransferCount %d is negative", o.MaxTransferCount))
 	}
-	errs = append(errs, o.validateTimer())
+	errs = append(errs, o.validateTimer(), o.Paths.validate())
 	return errors.Join(errs...)
 }
 

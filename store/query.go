@@ -22,6 +22,10 @@ type QueryResult struct {
 	// IndexLastUpdateTimestamp and IndexLastUpdatePhyoffset say how far the
 	// index reached when the query ran.
 	IndexLastUpdateTimestamp, IndexLastUpdatePhyoffset int64
+	// IndexBehind says the index has not taken every dispatched record
+	// yet (it could not be written: ErrIndexBehind): a message stored
+	// after IndexLastUpdatePhyoffset may be missing from Messages.
+	IndexBehind bool
 }
 
 // Release gives the records' files back.
@@ -41,7 +45,7 @@ func (s *MessageStore) QueryMessage(topic, key string, maxNum int, begin, end in
 		return nil, ErrIndexDisabled
 	}
 	ts, off := s.index.LastUpdate()
-	res := &QueryResult{IndexLastUpdateTimestamp: ts, IndexLastUpdatePhyoffset: off}
+	res := &QueryResult{IndexLastUpdateTimestamp: ts, IndexLastUpdatePhyoffset: off, IndexBehind: s.disp.indexLagging.Load()}
 	offsets, err := s.index.Query(topic, key, maxNum, begin, end)
 	if err != nil {
 		return nil, fmt.Errorf("store: query %s#%s: %w", topic, key, err)

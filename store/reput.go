@@ -79,8 +79,9 @@ func (s *MessageStore) AddArrivalListener(fn ArrivalListener) {
 //     record a power loss could take back. It is stored after the writes it
 //     covers, so a reader that loads it sees them (published every
 //     reputPublishEvery records and at the end of each pass).
-//   - When dispatch fails on a record (its ConsumeQueue or index file cannot
-//     be written), from stays before it, nothing after it is dispatched, and
+//   - When dispatch fails on a record (its ConsumeQueue cannot be written;
+//     an index that cannot be written only lags, see indexlag.go), from
+//     stays before it, nothing after it is dispatched, and
 //     the store's runningFlags say dispatchStopped: puts are refused until a
 //     pass gets past it (the reput goroutine retries). The record and those
 //     after it stay in the CommitLog and are dispatched once the cause is
@@ -128,6 +129,11 @@ type dispatcher struct {
 	// reput offset passes them.
 	batch [indexBatch]indexfile.Message
 	nidx  int
+	// indexLag and indexTried: see indexlag.go. indexLagging mirrors
+	// indexLag != 0 for readers that do not hold mu.
+	indexLag     int64
+	indexTried   time.Time
+	indexLagging atomic.Bool
 
 	// lastTime is the store time of the last record dispatched (the
 	// checkpoint's logicsMsgTimestamp once the queues are flushed).
@@ -225,6 +231,7 @@ func (d *dispatcher) catchUp() bool {
 	moved := false
 	for {
 		d.lockOther()
+		d.catchUpIndex()
 		m := d.dispatchReadable(nil)
 		d.unlockOther()
 		moved = moved || m
@@ -514,7 +521,7 @@ func (d *dispatcher) dispatch(rec *recordInfo) error {
 		d.notify(Arrival{Topic: q.Topic(), QueueID: q.QueueID(), QueueOffset: rec.queueOffset,
 			TagsCode: code, StoreTimestamp: rec.storeTimestamp, Size: rec.size, SysFlag: rec.sysFlag, Properties: rec.properties})
 	}
-	if d.index != nil && (props.has(propKeys) || props.has(propUniqKey)) {
+	if d.index != nil && d.indexLag == 0 && (props.has(propKeys) || props.has(propUniqKey)) {
 		d.batch[d.nidx] = indexfile.Message{
 			Topic: rec.topic, Keys: props.vals[propKeys], UniqKey: props.vals[propUniqKey],
 			PhyOffset: rec.offset, StoreTimestamp: rec.storeTimestamp, SysFlag: rec.sysFlag,
@@ -524,8 +531,9 @@ func (d *dispatcher) dispatch(rec *recordInfo) error {
 	return nil
 }
 
-// putIndex puts the index entries waiting in d.batch. The caller holds
-// mu.
+// putIndex puts the index entries waiting in d.batch. If that fails,
+// the index lags from the first of them (indexFailed) and dispatch goes
+// on: the consume queues never wait for the index. The caller holds mu.
 func (d *dispatcher) putIndex() error {
 	n := d.nidx
 	if n == 0 {
@@ -533,12 +541,11 @@ func (d *dispatcher) putIndex() error {
 	}
 	d.nidx = 0
 	batch := d.batch[:n]
-	err := d.index.PutBatch(batch)
-	if err != nil {
-		err = fmt.Errorf("store: index records from %d: %w", batch[0].PhyOffset, err)
+	if err := d.index.PutBatch(batch); err != nil {
+		d.indexFailed(batch[0].PhyOffset, fmt.Errorf("store: index records from %d: %w", batch[0].PhyOffset, err))
 	}
 	clear(batch) // holds no put's message past its put
-	return err
+	return nil
 }
 
 func (d *dispatcher) notify(a Arrival) {

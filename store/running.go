@@ -16,8 +16,9 @@ var (
 	// error also wraps the causes below and names them.
 	ErrNotWritable = errors.New("store: not writable")
 	// ErrDispatchStopped: dispatch stopped on a record it could not write
-	// into its ConsumeQueue or the index (RocketMQ's WRITE_LOGICS_QUEUE_ERROR
-	// and WRITE_INDEX_FILE_ERROR). Puts resume once dispatch gets past it.
+	// into its ConsumeQueue (RocketMQ's WRITE_LOGICS_QUEUE_ERROR; the
+	// index does not stop it: see ErrIndexBehind). Puts resume once
+	// dispatch gets past it.
 	ErrDispatchStopped = errors.New("store: dispatch stopped")
 	// ErrFlushFailed: a flush (fsync, msync) of the CommitLog failed. The
 	// page cache may have dropped what it held, so a later flush that
@@ -33,6 +34,7 @@ const (
 	diskFull        notWritable = iota // above DiskSpaceWarningLevelRatio (DISK_FULL)
 	dispatchStopped                    // dispatch failed on a record
 	flushFailed                        // a CommitLog flush failed: until reopened
+	indexBehind                        // the index missed records: until it catches up (indexlag.go)
 	numNotWritable
 )
 
@@ -40,6 +42,7 @@ var notWritableNames = [numNotWritable]string{
 	diskFull:        "disk full",
 	dispatchStopped: "dispatch stopped",
 	flushFailed:     "flush failed",
+	indexBehind:     "index behind",
 }
 
 // runningFlags is RocketMQ's RunningFlags for writes: the one place that

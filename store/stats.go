@@ -1,7 +1,5 @@
 package store
 
-import "path/filepath"
-
 // Read-only figures for the broker's runtime info (GET_BROKER_RUNTIME_INFO)
 // and metrics. None takes a lock on the put path.
 
@@ -27,13 +25,13 @@ func (s *MessageStore) FlushBehindBytes() int64 {
 // CommitLogDiskRatio is the used fraction of the filesystem holding the
 // CommitLog (commitLogDiskRatio), or -1 when it cannot be read.
 func (s *MessageStore) CommitLogDiskRatio() float64 {
-	return usedRatio(filepath.Join(s.dir, "commitlog"))
+	return usedRatio(s.paths.CommitLog)
 }
 
 // ConsumeQueueDiskRatio is the used fraction of the filesystem holding the
 // ConsumeQueues (consumeQueueDiskRatio), or -1.
 func (s *MessageStore) ConsumeQueueDiskRatio() float64 {
-	return usedRatio(filepath.Join(s.dir, "consumequeue"))
+	return usedRatio(s.paths.ConsumeQueue)
 }
 
 func usedRatio(dir string) float64 {

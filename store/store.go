@@ -41,6 +41,8 @@ type MessageStore struct {
 	log  *slog.Logger
 	lock *os.File // holds the flock on {dir}/lock
 
+	paths Paths // where each part lives: Options.Paths resolved under dir
+
 	cl    *commitlog.Log
 	cqs   *consumequeue.Table
 	index *indexfile.Service // nil when DisableIndex
@@ -69,7 +71,8 @@ type MessageStore struct {
 }
 
 // Open opens the store in dir, creating it if needed: {dir}/commitlog,
-// {dir}/consumequeue/{topic}/{queueId}, {dir}/index, {dir}/checkpoint. If
+// {dir}/consumequeue/{topic}/{queueId}, {dir}/index, {dir}/checkpoint
+// (each elsewhere if Options.Paths says so). If
 // the last run crashed ({dir}/abort is there), it recovers: the CommitLog is
 // cut at its torn tail, ConsumeQueue units and index entries past it are
 // dropped, and everything after the checkpoint is dispatched again. A
@@ -82,7 +85,8 @@ func Open(dir string, opts Options) (*MessageStore, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
-	s := &MessageStore{dir: dir, opts: opts, log: opts.Logger, stop: make(chan struct{}), abort: recovery.NewAbort(dir)}
+	paths := opts.Paths.resolved(dir)
+	s := &MessageStore{dir: dir, paths: paths, opts: opts, log: opts.Logger, stop: make(chan struct{}), abort: recovery.AbortAt(paths.Abort)}
 	s.flags.log = opts.Logger
 	s.delays, _ = parseDelayLevels(opts.MessageDelayLevel) // checked by validate
 	if err := s.open(); err != nil {
@@ -103,8 +107,10 @@ func Open(dir string, opts Options) (*MessageStore, error) {
 }
 
 func (s *MessageStore) open() error {
-	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return err
+	for _, d := range []string{s.dir, filepath.Dir(s.paths.Checkpoint), filepath.Dir(s.paths.Abort)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
 	}
 	lock, err := os.OpenFile(filepath.Join(s.dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -123,19 +129,19 @@ func (s *MessageStore) open() error {
 		s.memBytes = s.opts.TotalPhysicalMemory
 	}
 	s.memBytes = s.memBytes * int64(cmp.Or(s.opts.AccessMessageInMemoryMaxRatio, accessInMemoryMaxRatio)) / 100
-	if s.checkpoint, err = recovery.OpenCheckpoint(filepath.Join(s.dir, "checkpoint"), s.opts.Mapper); err != nil {
+	if s.checkpoint, err = recovery.OpenCheckpoint(s.paths.Checkpoint, s.opts.Mapper); err != nil {
 		return err
 	}
-	if s.cl, err = commitlog.Open(filepath.Join(s.dir, "commitlog"), s.opts.commitLog()); err != nil {
+	if s.cl, err = commitlog.Open(s.paths.CommitLog, s.opts.commitLog()); err != nil {
 		return err
 	}
-	if s.cqs, err = consumequeue.OpenTable(filepath.Join(s.dir, "consumequeue"), s.opts.consumeQueue()); err != nil {
+	if s.cqs, err = consumequeue.OpenTable(s.paths.ConsumeQueue, s.opts.consumeQueue()); err != nil {
 		return err
 	}
 	if !s.opts.DisableIndex {
 		io := s.opts.index()
 		io.OnFileFull = s.indexFileFull
-		if s.index, err = indexfile.Open(filepath.Join(s.dir, "index"), io); err != nil {
+		if s.index, err = indexfile.Open(s.paths.Index, io); err != nil {
 			return err
 		}
 	}

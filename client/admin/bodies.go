@@ -2,6 +2,8 @@ package admin
 
 import (
 	"cmp"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/rocketstore/rocketstore/server/protocol"
@@ -58,4 +60,14 @@ func parseProperties(s string) map[string]string {
 		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
 	return out
+}
+
+// formatProperties writes props as properties text, keys sorted (what
+// UPDATE_BROKER_CONFIG and UPDATE_CONTROLLER_CONFIG take).
+func formatProperties(props map[string]string) []byte {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		b.WriteString(k + "=" + props[k] + "\n")
+	}
+	return []byte(b.String())
 }

@@ -177,11 +177,7 @@ func (c *Client) BrokerConfig(ctx context.Context, addr string) (map[string]stri
 // UpdateBrokerConfig changes broker config keys at run time
 // (UPDATE_BROKER_CONFIG, the keys as properties text).
 func (c *Client) UpdateBrokerConfig(ctx context.Context, addr string, props map[string]string) error {
-	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(props)) {
-		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
-	}
-	_, err := c.broker(ctx, addr, remoting.UpdateBrokerConfig, nil, []byte(b.String()))
+	_, err := c.broker(ctx, addr, remoting.UpdateBrokerConfig, nil, formatProperties(props))
 	return err
 }
 

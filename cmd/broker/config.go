@@ -66,6 +66,25 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.NamesrvAddrs = splitAddrs(v)
 		case "storePathRootDir":
 			o.StoreDir = v
+		case "storePathCommitLog":
+			if strings.Contains(v, ",") {
+				errs = append(errs, fmt.Errorf("storePathCommitLog=%q lists several folders (Apache's multi-path CommitLog), "+
+					"which this broker does not spread files over; give one folder", v))
+			}
+			o.Store.Paths.CommitLog = v
+		case "storePathConsumeQueue": // ours, as the next four: Apache derives them from storePathRootDir
+			o.Store.Paths.ConsumeQueue = v
+		case "storePathIndex":
+			o.Store.Paths.Index = v
+		case "storeCheckpoint":
+			o.Store.Paths.Checkpoint = v
+		case "abortFile":
+			o.Store.Paths.Abort = v
+		case "storePathDLedgerCommitLog", "readOnlyCommitLogStorePaths", "storePathEpochFile", "storePathBrokerIdentity":
+			if v != "" {
+				errs = append(errs, fmt.Errorf("%s=%q: %s; this broker would keep or look for that data elsewhere, "+
+					"so it refuses to start: remove the key", k, v, refusedPathKeys[k]))
+			}
 		case "brokerIP1":
 			o.BrokerIP1 = v
 		case "autoCreateTopicEnable":
@@ -136,6 +155,8 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.Store.FileReservedTime = time.Duration(num(k, v)) * time.Hour
 		case "deleteWhen":
 			o.Store.DeleteWhen = v
+		case "cleanFileForciblyEnable":
+			o.Store.KeepUnexpiredFiles = !boolean(k, v)
 		case "diskMaxUsedSpaceRatio":
 			o.Store.DiskMaxUsedSpaceRatio = int(num(k, v))
 		case "syncFlushTimeout":
@@ -152,6 +173,8 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.TransactionTimeout = time.Duration(num(k, v)) * time.Millisecond
 		case "litePullMessageEnable":
 			o.DisableLitePullMessage = !boolean(k, v)
+		case "grpcServerPort":
+			o.GRPCServerPort = int(num(k, v))
 		case "enablePropertyFilter":
 			o.DisablePropertyFilter = !boolean(k, v)
 		case "transferMsgByHeap":
@@ -188,8 +211,22 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.MetricsPromExporterPort = int(num(k, v))
 		case "metricsLabel":
 			o.MetricsLabel = v
+		case "metricsQueueSeriesLimit": // ours: see broker.Options.MetricsQueueSeriesLimit
+			o.MetricsQueueSeriesLimit = int(num(k, v))
+		case "forceRegister":
+			o.DisableForceRegister = !boolean(k, v)
+		case "compressedRegister":
+			o.CompressedRegister = boolean(k, v)
+		case "enableSplitRegistration":
+			o.EnableSplitRegistration = boolean(k, v)
+		case "splitRegistrationSize":
+			o.SplitRegistrationSize = int(num(k, v))
 		default:
-			unknown = append(unknown, k)
+			if ok, err := applyAuthProperty(&o.Auth, k, v); !ok {
+				unknown = append(unknown, k)
+			} else if err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return unknown, errors.Join(errs...)
@@ -201,6 +238,17 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 var inertKeys = map[string]string{
 	"minInSyncReplicas":        "Apache RocketMQ 5 applies it only with enableSlaveActingMaster or enableControllerMode, which rocketstore does not have",
 	"enableAutoInSyncReplicas": "Apache RocketMQ 5 applies it only with enableSlaveActingMaster, which rocketstore does not have",
+}
+
+// refusedPathKeys are Apache's broker.conf keys that place data this
+// broker does not keep where they say: a broker that took them for
+// unknown keys would put the data, or look for it, somewhere the operator
+// did not mean. Set to a value, each stops the broker at start.
+var refusedPathKeys = map[string]string{
+	"storePathDLedgerCommitLog":   "the DLedger CommitLog (enableDLegerCommitLog) is not supported",
+	"readOnlyCommitLogStorePaths": "read-only CommitLog folders are not read",
+	"storePathEpochFile":          "there is no controller mode, so no epoch file",
+	"storePathBrokerIdentity":     "there is no controller mode, so no broker identity file",
 }
 
 // splitAddrs splits RocketMQ's "host:port;host:port" name server list.

@@ -92,12 +92,7 @@ haReconnectInterval=250
 slaveReadEnable=true
 accessMessageInMemoryMaxRatio=30
 `
-	props, err := parseProperties(strings.NewReader(conf))
-	require.NoError(t, err)
-	var o broker.Options
-	unknown, err := applyProperties(&o, props)
-	require.NoError(t, err)
-	require.Empty(t, unknown)
+	o := applyKnown(t, conf)
 	require.Equal(t, int64(1), o.BrokerID)
 	require.Equal(t, ha.RoleSlave, o.BrokerRole)
 	require.Equal(t, 30912, o.HAListenPort)
@@ -119,7 +114,7 @@ accessMessageInMemoryMaxRatio=30
 		require.Equal(t, want, o.HA.InSyncReplicas, "inSyncReplicas=%s", v)
 	}
 	var unset broker.Options
-	_, err = applyProperties(&unset, map[string]string{"brokerRole": "SYNC_MASTER"})
+	_, err := applyProperties(&unset, map[string]string{"brokerRole": "SYNC_MASTER"})
 	require.NoError(t, err)
 	require.Zero(t, unset.HA.InSyncReplicas, "unset: RocketMQ 4.x's wait for one slave")
 	_, err = applyProperties(&unset, map[string]string{"inSyncReplicas": "-1"})
@@ -144,18 +139,13 @@ accessMessageInMemoryMaxRatio=30
 }
 
 func TestApplyProperties_TimerKeys(t *testing.T) {
-	props, err := parseProperties(strings.NewReader(`timerWheelEnable=false
+	o := applyKnown(t, `timerWheelEnable=false
 timerPrecisionMs=500
 timerMaxDelaySec=3600
 timerRollWindowSlot=7200
 mappedFileSizeTimerLog=1048576
 timerFlushIntervalMs=200
-`))
-	require.NoError(t, err)
-	var o broker.Options
-	unknown, err := applyProperties(&o, props)
-	require.NoError(t, err)
-	require.Empty(t, unknown)
+`)
 	require.True(t, o.Store.DisableTimerWheel)
 	require.Equal(t, 500, o.Store.TimerPrecisionMs)
 	require.Equal(t, 3600, o.Store.TimerMaxDelaySec)
@@ -170,4 +160,27 @@ func TestApplyProperties_RepairCommitLog(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, unknown)
 	require.True(t, o.Store.RepairCommitLog)
+}
+
+func TestApplyProperties_Registration(t *testing.T) {
+	props, err := parseProperties(strings.NewReader("compressedRegister=true\nenableSplitRegistration=true\nsplitRegistrationSize=500\nforceRegister=false\n"))
+	require.NoError(t, err)
+	var o broker.Options
+	unknown, err := applyProperties(&o, props)
+	require.NoError(t, err)
+	require.Empty(t, unknown)
+	require.True(t, o.CompressedRegister)
+	require.True(t, o.EnableSplitRegistration)
+	require.Equal(t, 500, o.SplitRegistrationSize)
+	require.True(t, o.DisableForceRegister)
+}
+
+func TestApplyProperties_MetricsQueueSeriesLimit(t *testing.T) {
+	props, err := parseProperties(strings.NewReader("metricsQueueSeriesLimit=-1\n"))
+	require.NoError(t, err)
+	var o broker.Options
+	unknown, err := applyProperties(&o, props)
+	require.NoError(t, err)
+	require.Empty(t, unknown)
+	require.Equal(t, -1, o.MetricsQueueSeriesLimit)
 }

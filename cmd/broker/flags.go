@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/rocketstore/rocketstore/server/broker"
 	"github.com/rocketstore/rocketstore/store"
@@ -28,6 +29,7 @@ type commandLine struct {
 	promPort              int
 	set                   *flag.FlagSet // to tell the flags given from the defaults
 	cpuProfile            string
+	grpcPort              int
 }
 
 // errUsage marks a command line that does not parse: the broker exits 2.
@@ -63,6 +65,7 @@ func parseCommandLine(args []string, stderr io.Writer) (commandLine, error) {
 	fs.StringVar(&cl.metricsType, "metricsExporterType", "", "PROM: serve Prometheus metrics, /healthz and pprof over HTTP (default off, or metricsExporterType)")
 	fs.StringVar(&cl.promHost, "metricsPromExporterHost", "", "host of the metrics server (default brokerIP1, or metricsPromExporterHost)")
 	fs.IntVar(&cl.promPort, "metricsPromExporterPort", defaultPromExporterPort, "port of the metrics server (or metricsPromExporterPort)")
+	fs.IntVar(&cl.grpcPort, "grpcServerPort", 0, "port of the RocketMQ 5 gRPC endpoint, -1 for none (default 8081, or grpcServerPort)")
 	cl.set = fs
 	if err := fs.Parse(args); err != nil {
 		return cl, errUsage{err}
@@ -84,27 +87,43 @@ func (cl commandLine) options(getenv func(string) string, log *slog.Logger) (bro
 	if v := getenv("NAMESRV_ADDR"); v != "" {
 		opts.NamesrvAddrs = splitAddrs(v)
 	}
+	props := map[string]string{}
 	if cl.confFile != "" {
 		f, err := os.Open(cl.confFile)
 		if err != nil {
 			return opts, err
 		}
-		props, err := parseProperties(f)
+		props, err = parseProperties(f)
 		f.Close()
 		if err != nil {
 			return opts, fmt.Errorf("%s: %w", cl.confFile, err)
 		}
+	}
+	tlsProps, err := takeTLSProperties(props)
+	if err != nil {
+		return opts, err
+	}
+	if opts.TLS, opts.TLSMode, err = tlsServerConfig(tlsProps); err != nil {
+		return opts, err
+	}
+	if cl.confFile != "" {
 		unknown, err := applyProperties(&opts, props)
 		if err != nil {
 			return opts, fmt.Errorf("%s: %w", cl.confFile, err)
 		}
 		for _, k := range unknown {
+			if k == keyConsoleEnable || k == keyConsoleWrite {
+				continue // read by readConsoleConfig
+			}
 			if why, ok := inertKeys[k]; ok {
 				log.Info("not applying a broker.conf key", "key", k, "why", why)
 				continue
 			}
 			log.Warn("ignoring an unknown broker.conf key", "key", k)
 		}
+	}
+	if opts.Auth.MigrateFromV1 && opts.Auth.V1File == "" {
+		opts.Auth.V1File = filepath.Join(getenv("ROCKETMQ_HOME"), "conf", "plain_acl.yml")
 	}
 	if cl.namesrv != "" {
 		opts.NamesrvAddrs = splitAddrs(cl.namesrv)
@@ -126,6 +145,9 @@ func (cl commandLine) options(getenv func(string) string, log *slog.Logger) (bro
 	}
 	if cl.repair {
 		opts.Store.RepairCommitLog = true
+	}
+	if cl.grpcPort != 0 {
+		opts.GRPCServerPort = cl.grpcPort
 	}
 	if cl.set != nil {
 		applyMetricsFlags(&opts, cl.set, cl.metricsType, cl.promHost, cl.promPort)

@@ -217,13 +217,7 @@ func TestBinary_SyncMasterKilled_EveryAckIsOnTheSlave(t *testing.T) {
 	stopProducers()
 	took := time.Since(start)
 	for _, p := range []*brokerProc{master, slave} {
-		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-		select {
-		case <-p.exited:
-		case <-time.After(30 * time.Second):
-			t.Fatal("a broker did not stop on SIGTERM in 30 s")
-		}
-		require.Equal(t, 0, p.cmd.ProcessState.ExitCode())
+		p.terminate(t)
 	}
 
 	opts := store.Options{CommitLogFileSize: crashFileSize, Replica: true}

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rocketstore/rocketstore/server/auth"
 	"github.com/rocketstore/rocketstore/server/broker"
 	"github.com/rocketstore/rocketstore/server/namesrv"
 	"github.com/rocketstore/rocketstore/server/remoting"
@@ -69,13 +70,23 @@ func run(cl commandLine) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 
+	// The users and ACLs, opened here to be shared by the broker and the
+	// embedded name server.
+	if opts.Auth.Enabled() {
+		if len(opts.NamesrvAddrs) == 0 && opts.Auth.AuthenticationEnabled && opts.Auth.Inner == nil {
+			return errors.New("authenticationEnabled with the embedded name server needs innerClientAuthenticationCredentials: the broker signs its registration with them")
+		}
+		if opts.Authority, err = auth.Open(opts.AuthFile(), opts.Auth, log); err != nil {
+			return err
+		}
+	}
 	var ns *namesrv.Server
 	if len(opts.NamesrvAddrs) == 0 {
 		// The embedded name server: the broker registers over a loopback
 		// port of its own, and the clients' port opens only once it has,
 		// so that no client is told there is no route to a broker that is
 		// merely starting.
-		if ns, err = namesrv.New(namesrv.Options{Logger: log.With("component", "namesrv")}); err != nil {
+		if ns, err = namesrv.New(namesrv.Options{Logger: log.With("component", "namesrv"), Authority: opts.Authority}); err != nil {
 			return err
 		}
 		inner, err := net.Listen("tcp", "127.0.0.1:0")
@@ -86,17 +97,37 @@ func run(cl commandLine) error {
 		opts.NamesrvAddrs = []string{inner.Addr().String()}
 	}
 
+	cc, err := readConsoleConfig(cl.confFile)
+	if err != nil {
+		return err
+	}
+	stopConsole, err := mountConsole(&opts, cc, log)
+	if err != nil {
+		return err
+	}
 	b, err := broker.New(opts)
 	if err != nil {
+		stopConsole()
 		if ns != nil {
 			ns.Close()
 		}
 		return err
 	}
-	stop := func() error {
+	gs, err := startGRPC(b, opts, log)
+	if err != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		err := b.Shutdown(ctx)
+		return errors.Join(err, b.Shutdown(ctx), closeNamesrv(ctx, ns))
+	}
+	stop := func() error {
+		defer stopConsole()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var err error
+		if gs != nil {
+			err = gs.Shutdown(ctx)
+		}
+		err = errors.Join(err, b.Shutdown(ctx))
 		if ns != nil {
 			err = errors.Join(err, ns.Shutdown(ctx))
 		}
@@ -108,13 +139,16 @@ func run(cl commandLine) error {
 		if err != nil {
 			return errors.Join(fmt.Errorf("embedded name server: %w", err), stop())
 		}
-		go serveNamesrv(ns, ln, log)
+		go serveNamesrv(ns, remoting.TLSListener(ln, opts.TLS, opts.TLSMode), log)
 		nsAddrs = []string{ln.Addr().String()}
 	}
 	select {
 	case <-b.Registered():
 		log.Info("ready", "broker", b.Addr(), "namesrv", strings.Join(nsAddrs, ";"), "store", b.Store().Dir(),
 			"took", time.Since(started).Round(time.Millisecond))
+		if _, on := opts.HTTPHandlers["/console/"]; on && b.MetricsAddr() != "" {
+			log.Info("web console", "url", "http://"+b.MetricsAddr()+"/console/", "consoleWrite", cc.write.String())
+		}
 	case s := <-sig:
 		log.Info("stopping before the broker was registered", "signal", s.String())
 		return stop()

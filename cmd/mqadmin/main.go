@@ -40,7 +40,7 @@ type command struct {
 }
 
 // commands are the subcommands, in the order help lists them.
-var commands = []command{
+var commands = slices.Concat([]command{
 	{"updateTopic", "Update or create topic.", updateTopic},
 	{"deleteTopic", "Delete topic from broker and NameServer.", deleteTopic},
 	{"topicList", "Fetch all topic list from name server.", topicList},
@@ -61,7 +61,13 @@ var commands = []command{
 	{"queryMsgByOffset", "Query Message by offset.", queryMsgByOffset},
 	{"sendMessage", "Send a message.", sendMessage},
 	{"consumeMessage", "Consume message.", consumeMessage},
-}
+	{"getControllerMetaData", "Get controller cluster's metadata.", getControllerMetaData},
+	{"getSyncStateSet", "Fetch syncStateSet for target brokers.", getSyncStateSet},
+	{"electMaster", "Re-elect the specified broker as master.", electMaster},
+	{"getControllerConfig", "Get controller config.", getControllerConfig},
+	{"updateControllerConfig", "Update controller config.", updateControllerConfig},
+	{"cleanBrokerMetadata", "Clean metadata of broker on controller.", cleanBrokerMetadata},
+}, authCommands)
 
 // flags declares the command's flags, the common ones first, and returns
 // them with what runs the command.
@@ -134,7 +140,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "mqadmin %s: option --timeout: %q is not a positive duration (5s, 500ms)\n", c.name, *f.common.timeout)
 		return 2
 	}
-	ac, err := admin.New(admin.Options{NamesrvAddrs: admin.ParseNamesrvAddrs(*namesrv), Timeout: timeout})
+	ak, sk, err := toolsCredentials(getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "mqadmin %s: %v\n", c.name, err)
+		return 1
+	}
+	ao := admin.Options{NamesrvAddrs: admin.ParseNamesrvAddrs(*namesrv), Timeout: timeout}
+	if ak != "" {
+		ao.Remoting.BeforeRequest = admin.Credentials(ak, sk)
+	}
+	ac, err := admin.New(ao)
 	if err != nil {
 		fmt.Fprintf(stderr, "mqadmin %s: %v\n", c.name, err)
 		return 1
@@ -173,5 +188,6 @@ func printUsage(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprint(w, "\nSee 'mqadmin help <command>' for more information on a specific command.\n"+
-		"Every command takes -n host:port (or $NAMESRV_ADDR) and --json.\n")
+		"Every command takes -n host:port (or $NAMESRV_ADDR) and --json, and signs its requests with\n"+
+		"the accessKey and secretKey of $ROCKETMQ_HOME/conf/tools.yml when there is one.\n")
 }

@@ -92,7 +92,14 @@ func (c *CrashFS) Reboot() *CrashFS {
 		}
 		data := ino.synced
 		if !bytes.Equal(ino.data, ino.synced) && c.rng.IntN(2) == 0 {
-			data = ino.data[:c.rng.IntN(len(ino.data)+1)]
+			// Some of what was written since the last sync reached the
+			// disk. Appended to synced bytes, those stay; a rewrite may
+			// leave any prefix.
+			from := 0
+			if bytes.HasPrefix(ino.data, ino.synced) {
+				from = len(ino.synced)
+			}
+			data = ino.data[:from+c.rng.IntN(len(ino.data)-from+1)]
 		}
 		n := &inode{data: slices.Clone(data), synced: slices.Clone(data)}
 		seen[ino] = n
@@ -157,21 +164,29 @@ func (c *CrashFS) opLocked() error {
 func notExist(op, name string) error { return &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist} }
 
 // Create implements FS.
-func (c *CrashFS) Create(name string) (File, error) {
+func (c *CrashFS) Create(name string) (File, error) { return c.open("create", name, true) }
+
+// OpenAppend implements FS.
+func (c *CrashFS) OpenAppend(name string) (File, error) { return c.open("open", name, false) }
+
+// open opens name for writing, creating it if missing; trunc empties it
+// (O_TRUNC), or writes go at its end.
+func (c *CrashFS) open(op, name string, trunc bool) (File, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.opLocked(); err != nil {
 		return nil, err
 	}
 	if !c.dirs[filepath.Dir(name)] {
-		return nil, notExist("create", name)
+		return nil, notExist(op, name)
 	}
 	ino, ok := c.names[name]
-	if ok {
-		ino.data = nil // O_TRUNC
-	} else {
+	switch {
+	case !ok:
 		ino = &inode{}
 		c.names[name] = ino
+	case trunc:
+		ino.data = nil
 	}
 	return &crashFile{c: c, ino: ino}, nil
 }

@@ -13,6 +13,9 @@ import (
 type FS interface {
 	// Create creates or truncates name for writing.
 	Create(name string) (File, error)
+	// OpenAppend opens name for writing at its end, creating it if it
+	// does not exist.
+	OpenAppend(name string) (File, error)
 	// ReadFile returns the content of name.
 	ReadFile(name string) ([]byte, error)
 	// Rename renames oldname to newname, replacing newname.
@@ -42,6 +45,22 @@ type OS struct{}
 func (OS) Create(name string) (File, error) {
 	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 }
+
+// OpenAppend implements FS. Sync of the file is fdatasync: the size an
+// append changes is flushed with the data, the modification time is not.
+func (OS) OpenAppend(name string) (File, error) {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return appendFile{f}, nil
+}
+
+// appendFile is a file open for appending.
+type appendFile struct{ *os.File }
+
+// Sync makes what was appended durable (fdatasync).
+func (f appendFile) Sync() error { return datasync(f.File) }
 
 // ReadFile implements FS.
 func (OS) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }

@@ -29,6 +29,18 @@ func (b *Broker) processUpdateAndCreateTopic(_ context.Context, req *remoting.Re
 	if cfg.TopicFilterType == "" {
 		cfg.TopicFilterType = "SINGLE_TAG"
 	}
+	if a := h.str("attributes"); a != "" {
+		attrs, err := parseTopicAttributes(a)
+		if err != nil {
+			return errResponse(remoting.InvalidParameter, "%v", err)
+		}
+		if old, ok := b.topics.Get(cfg.TopicName); ok {
+			attrs = mergeAttributes(old.Attributes, attrs)
+		}
+		cfg.Attributes = attrs
+	} else if old, ok := b.topics.Get(cfg.TopicName); ok {
+		cfg.Attributes = old.Attributes
+	}
 	if err := message.ValidateTopic(cfg.TopicName); err != nil {
 		return errResponse(remoting.SystemError, "%v", err)
 	}
@@ -41,7 +53,7 @@ func (b *Broker) processUpdateAndCreateTopic(_ context.Context, req *remoting.Re
 	if err := b.topics.Update(cfg); err != nil {
 		return errResponse(remoting.SystemError, "%v", err)
 	}
-	b.triggerRegister()
+	b.triggerRegister(cfg.TopicName)
 	return remoting.NewResponse(remoting.Success, "")
 }
 
@@ -103,6 +115,7 @@ func (b *Broker) registerProcessors() {
 	s.RegisterFunc(remoting.LockBatchMQ, b.processLockBatch)
 	s.RegisterFunc(remoting.UnlockBatchMQ, b.processLockBatch)
 	b.registerAdminProcessors()
+	b.registerPopProcessors()
 	b.clients.Register(s)
 	// The Go client takes any answer to it as the group's members: an
 	// answer of a master shutting down must be the list, or it drops the

@@ -46,7 +46,7 @@ func (b *Broker) runtimeInfo(now time.Time) map[string]string {
 	m["commitLogMaxOffset"] = itoa(st.MaxPhyOffset())
 	clRatio := st.CommitLogDiskRatio()
 	m["commitLogDiskRatio"] = ftoa(clRatio)
-	m["commitLogDiskRatio_"+b.opts.StoreDir+"/commitlog"] = ftoa(clRatio)
+	m["commitLogDiskRatio_"+st.CommitLogDir()] = ftoa(clRatio)
 	m["consumeQueueDiskRatio"] = ftoa(st.ConsumeQueueDiskRatio())
 	m["dispatchBehindBytes"] = itoa(st.DispatchBehindBytes())
 	m["remainHowManyDataToFlush"] = humanBytes(st.FlushBehindBytes())
@@ -62,7 +62,7 @@ func (b *Broker) runtimeInfo(now time.Time) map[string]string {
 	m["timerEnqueueTps"], m["timerDequeueTps"] = "0.0", "0.0"
 	m["remainTransientStoreBufferNumbs"] = "0"
 	var fs syscall.Statfs_t
-	if syscall.Statfs(b.opts.StoreDir, &fs) == nil {
+	if syscall.Statfs(st.CommitLogDir(), &fs) == nil {
 		m["commitLogDirCapacity"] = fmt.Sprintf("Total : %s, Free : %s.",
 			humanBytes(int64(fs.Blocks)*fs.Bsize), humanBytes(int64(fs.Bavail)*fs.Bsize))
 	}

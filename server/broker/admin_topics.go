@@ -64,12 +64,14 @@ func (b *Broker) processUpdateAndCreateTopicList(_ context.Context, req *remotin
 			return resp
 		}
 	}
-	for _, cfg := range body.TopicConfigList {
-		if err := b.topics.Update(cfg); err != nil {
-			return errResponse(remoting.SystemError, "%v", err)
-		}
+	if err := b.topics.UpdateAll(body.TopicConfigList); err != nil {
+		return errResponse(remoting.SystemError, "%v", err)
 	}
-	b.triggerRegister()
+	names := make([]string, len(body.TopicConfigList))
+	for i, cfg := range body.TopicConfigList {
+		names[i] = cfg.TopicName
+	}
+	b.triggerRegister(names...)
 	return remoting.NewResponse(remoting.Success, "")
 }
 

@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/ha"
+	"github.com/rocketstore/rocketstore/server/auth"
 	"github.com/rocketstore/rocketstore/server/broker/clients"
 	"github.com/rocketstore/rocketstore/server/broker/meta"
 	"github.com/rocketstore/rocketstore/server/broker/metrics"
+	"github.com/rocketstore/rocketstore/server/broker/pop"
 	"github.com/rocketstore/rocketstore/server/filter"
 	"github.com/rocketstore/rocketstore/server/namesrv"
 	"github.com/rocketstore/rocketstore/server/protocol"
@@ -37,6 +39,8 @@ type Broker struct {
 	hold        *holdService
 	locks       *queueLocks
 	tx          *txState
+	pop         *pop.Service  // POP consumption; see popsvc.go
+	txChecker   atomic.Value  // TransactionChecker of producers not on remoting; see txcheck.go
 	filters     *filter.Cache // compiled SQL92 expressions of pulls; see filterCache
 	filtersOnce sync.Once
 	requesters  requesters // connections of requests awaiting replies; see reply.go
@@ -59,8 +63,12 @@ type Broker struct {
 	masterAddr   atomic.Value
 	syncNow      chan struct{}
 	masterClient *remoting.Client
+	authority    *auth.Authority // users and ACLs; nil until open
 
 	registerNow chan struct{}
+	regMu       sync.Mutex          // guards regTopics, regFull
+	regTopics   map[string]struct{} // topics changed since the last registration
+	regFull     bool                // a change a topic registration does not carry (a deletion)
 	// registered is closed at the first successful registration;
 	// registeredOnce says it is (touched only by New, then the register
 	// loop).
@@ -103,6 +111,7 @@ func New(opts Options) (*Broker, error) {
 			"namesrv", opts.NamesrvAddrs, "every", opts.RegisterInterval)
 	}
 	b.wg.Go(b.registerLoop)
+	b.wg.Go(b.metaFlushLoop)
 	if b.masterClient != nil {
 		b.setMasterAddr(b.master()) // a configured MasterAddr
 		b.wg.Go(b.slaveSyncLoop)
@@ -147,7 +156,7 @@ func (b *Broker) open() error {
 		return err
 	}
 	if b.opts.BrokerRole == ha.RoleSlave {
-		if b.masterClient, err = remoting.NewClient(remoting.Options{Logger: b.log}); err != nil {
+		if b.masterClient, err = remoting.NewClient(remoting.Options{Logger: b.log, BeforeRequest: b.signInner()}); err != nil {
 			return err
 		}
 	}
@@ -184,7 +193,13 @@ func (b *Broker) open() error {
 			return err
 		}
 	}
+	if err := b.openPop(); err != nil {
+		return err
+	}
 	b.registerProcessors()
+	if err := b.startAuth(cfg); err != nil {
+		return err
+	}
 	if b.ln == nil {
 		return b.listen()
 	}
@@ -198,7 +213,7 @@ func (b *Broker) listen() error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", b.opts.ListenAddr, err)
 	}
-	b.ln = ln
+	b.ln = remoting.TLSListener(ln, b.opts.TLS, b.opts.TLSMode)
 	port := ln.Addr().(*net.TCPAddr).Port
 	if !b.opts.NoVIPChannel && port > 2 {
 		host, _, _ := net.SplitHostPort(b.opts.ListenAddr)
@@ -206,7 +221,7 @@ func (b *Broker) listen() error {
 		if err != nil {
 			b.log.Warn("the VIP channel (listen port - 2) is not served", "err", err)
 		} else {
-			b.vip = vip
+			b.vip = remoting.TLSListener(vip, b.opts.TLS, b.opts.TLSMode)
 		}
 	}
 	return nil
@@ -234,84 +249,10 @@ func (b *Broker) consumerHeartbeat(cd *clients.ConsumerData) (bool, error) {
 	}
 	retry := "%RETRY%" + cd.GroupName
 	if _, ok := b.topics.Get(retry); !ok {
-		if _, err := b.topics.CreateInSendMessageBack(retry, max(cfg.RetryQueueNums, 1), protocol.PermRead|protocol.PermWrite, 0); err != nil {
-			b.log.Warn("creating a retry topic failed", "topic", retry, "err", err)
-		}
-		b.triggerRegister()
+		b.topics.CreateLazily(retry, max(cfg.RetryQueueNums, 1), protocol.PermRead|protocol.PermWrite, 0)
+		b.triggerRegister(retry)
 	}
 	return cfg.NotifyConsumerIdsChangedEnable, nil
-}
-
-// triggerRegister asks the register loop to register at once.
-func (b *Broker) triggerRegister() {
-	select {
-	case b.registerNow <- struct{}{}:
-	default:
-	}
-}
-
-// registerLoop registers with every name server at start, every
-// RegisterInterval, and when the topics change.
-func (b *Broker) registerLoop() {
-	if len(b.opts.NamesrvAddrs) == 0 {
-		return
-	}
-	t := time.NewTicker(b.opts.RegisterInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-		case <-b.registerNow:
-		}
-		b.registerAll()
-	}
-}
-
-func (b *Broker) registration() *namesrv.BrokerRegistration {
-	return &namesrv.BrokerRegistration{
-		ClusterName:  b.opts.ClusterName,
-		BrokerName:   b.opts.BrokerName,
-		BrokerAddr:   b.addr,
-		BrokerID:     b.opts.BrokerID,
-		HAServerAddr: b.haAddr,
-		Topics:       b.topics.Wrapper(),
-	}
-}
-
-// registerAll registers with every name server and reports whether one
-// took the registration; the first success closes registered.
-func (b *Broker) registerAll() bool {
-	if b.nsClient == nil {
-		c, err := remoting.NewClient(remoting.Options{Logger: b.log})
-		if err != nil {
-			b.log.Error("name server client", "err", err)
-			return false
-		}
-		b.nsClient = c
-	}
-	reg := b.registration()
-	ok := 0
-	var errs []error
-	for _, addr := range b.opts.NamesrvAddrs {
-		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
-		res, err := namesrv.Register(ctx, b.nsClient, addr, reg)
-		cancel()
-		if err != nil {
-			b.log.Warn("registering with the name server failed", "namesrv", addr, "err", err)
-			errs = append(errs, fmt.Errorf("%s: %w", addr, err))
-			continue
-		}
-		ok++
-		b.learnMaster(res)
-	}
-	b.noteRegistration(ok, errs)
-	if ok > 0 && !b.registeredOnce {
-		b.registeredOnce = true
-		close(b.registered)
-	}
-	return ok > 0
 }
 
 // Shutdown stops accepting requests, answers held pulls, waits for requests
@@ -369,6 +310,9 @@ func (b *Broker) closeParts() error {
 	}
 	if b.topics != nil {
 		err = errors.Join(err, b.topics.Persist())
+	}
+	if b.pop != nil {
+		b.pop.Close()
 	}
 	err = errors.Join(err, b.closeHA())
 	if b.store != nil {

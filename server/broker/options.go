@@ -1,14 +1,19 @@
 package broker
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/rocketstore/rocketstore/ha"
+	"github.com/rocketstore/rocketstore/server/auth"
+	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/rocketstore/rocketstore/store"
 )
 
@@ -31,6 +36,21 @@ type Options struct {
 	NamesrvAddrs []string
 	// RegisterInterval is how often the broker registers; 0 means 30 s.
 	RegisterInterval time.Duration
+	// DisableForceRegister is forceRegister=false: the periodic
+	// registration first asks each name server which data version it holds
+	// (QUERY_DATA_VERSION, which also keeps the broker alive there) and
+	// sends the topic table only if one differs. Not with
+	// EnableSplitRegistration, as in RocketMQ.
+	DisableForceRegister bool
+	// CompressedRegister sends REGISTER_BROKER bodies zlib-compressed
+	// (compressedRegister): a body of 25,000 topics shrinks some tenfold.
+	CompressedRegister bool
+	// EnableSplitRegistration registers a topic table of SplitRegistrationSize
+	// topics or more in parts of that many (enableSplitRegistration).
+	EnableSplitRegistration bool
+	// SplitRegistrationSize is the part size of split registration; 0
+	// means 800 (splitRegistrationSize).
+	SplitRegistrationSize int
 	// StoreDir is the store's root (storePathRootDir); "" means ./store.
 	StoreDir string
 	// Store configures the store; its StoreHost is set from BrokerIP1 and
@@ -68,6 +88,10 @@ type Options struct {
 	// (enablePropertyFilter=false). Property filters are on by default
 	// here; RocketMQ's enablePropertyFilter defaults to false.
 	DisablePropertyFilter bool
+	// GRPCServerPort is the port of the RocketMQ 5 gRPC endpoint
+	// (grpcServerPort), which cmd/broker serves with server/proxy in this
+	// process: 0 means 8081, -1 off. The broker itself does not use it.
+	GRPCServerPort int
 	// TraceTopicEnable creates the message trace topic MsgTraceTopicName
 	// at start (traceTopicEnable), so clients' message trace works.
 	TraceTopicEnable bool
@@ -86,9 +110,17 @@ type Options struct {
 	// MetricsPromExporterPort is its port (metricsPromExporterPort); 0
 	// picks a free one (cmd/broker defaults to RocketMQ's 5557).
 	MetricsPromExporterPort int
+	// MetricsQueueSeriesLimit bounds the per-queue lag series of a scrape,
+	// and the group and topic pairs of the lag series
+	// (metricsQueueSeriesLimit, ours): 0 means 1,000, negative no limit.
+	// Those with the largest lag are kept; the sums count every queue.
+	MetricsQueueSeriesLimit int
 	// MetricsLabel adds labels to every metric (metricsLabel):
 	// "key:value,key:value".
 	MetricsLabel string
+	// HTTPHandlers are served beside the metrics, on their port, by
+	// ServeMux pattern: cmd/broker mounts the web console on "/console/".
+	HTTPHandlers map[string]http.Handler
 	// BrokerRole is ASYNC_MASTER (default), SYNC_MASTER or SLAVE
 	// (brokerRole). A master's BrokerID is made 0, as RocketMQ does; a
 	// slave's must be at least 1.
@@ -118,8 +150,25 @@ type Options struct {
 	// HA tunes replication (haSendHeartbeatInterval, haHousekeepingInterval,
 	// haTransferBatchSize, haMaxGapNotInSync, slaveTimeout).
 	HA ha.Options
+	// Auth is access control (authenticationEnabled, authorizationEnabled,
+	// ...): users and ACLs kept in config/auth.json under StoreDir. The
+	// zero value checks nothing.
+	Auth auth.Config
+	// Authority, when not nil, is the users and ACLs to check with (one
+	// shared with an embedded name server); nil opens config/auth.json.
+	Authority *auth.Authority
+	// TLS, with TLSMode permissive or enforcing, serves the client port
+	// (and the VIP channel) over TLS (tls.server.mode, tls.server.*).
+	TLS     *tls.Config
+	TLSMode remoting.TLSMode
 	// Logger receives the broker's logs; nil discards.
 	Logger *slog.Logger
+}
+
+// AuthFile is where the users and ACLs are kept: config/auth.json under
+// the store root.
+func (o Options) AuthFile() string {
+	return filepath.Join(o.withDefaults().StoreDir, "config", auth.FileName)
 }
 
 func (o Options) withDefaults() Options {
@@ -140,6 +189,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RegisterInterval == 0 {
 		o.RegisterInterval = 30 * time.Second
+	}
+	if o.SplitRegistrationSize <= 0 {
+		o.SplitRegistrationSize = 800
 	}
 	if o.StoreDir == "" {
 		o.StoreDir = "store"
@@ -173,6 +225,9 @@ func (o Options) withDefaults() Options {
 
 func (o Options) validate() error {
 	var errs []error
+	if o.TLSMode != remoting.TLSDisabled && o.TLS == nil {
+		errs = append(errs, fmt.Errorf("TLSMode %s needs a TLS config", o.TLSMode))
+	}
 	if _, port, err := net.SplitHostPort(o.ListenAddr); err != nil {
 		errs = append(errs, fmt.Errorf("ListenAddr %q: %w", o.ListenAddr, err))
 	} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {

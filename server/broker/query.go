@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/rocketstore/rocketstore/server/remoting"
@@ -23,13 +24,25 @@ func (b *Broker) processQueryMessage(_ context.Context, req *remoting.Request) *
 		return errResponse(remoting.SystemError, "%v", err)
 	}
 	defer res.Release()
+	// Both answers carry how far the index got (QueryMessageResponseHeader),
+	// as RocketMQ's do.
+	var resp *remoting.Command
 	if len(res.Messages) == 0 {
-		return errResponse(remoting.QueryNotFound, "can not find message, maybe time range not correct")
+		remark := "can not find message, maybe time range not correct"
+		if res.IndexBehind {
+			remark += fmt.Sprintf("; the index is behind (the disk was full?): messages stored after CommitLog offset %d are not indexed yet",
+				res.IndexLastUpdatePhyoffset)
+		}
+		resp = errResponse(remoting.QueryNotFound, "%s", remark)
+	} else {
+		resp = remoting.NewResponse(remoting.Success, "")
 	}
-	resp := remoting.NewResponse(remoting.Success, "")
 	resp.ExtFields = map[string]string{
 		"indexLastUpdateTimestamp": strconv.FormatInt(res.IndexLastUpdateTimestamp, 10),
 		"indexLastUpdatePhyoffset": strconv.FormatInt(res.IndexLastUpdatePhyoffset, 10),
+	}
+	if len(res.Messages) == 0 {
+		return resp
 	}
 	for _, m := range res.Messages {
 		resp.Body = append(resp.Body, m.Bytes()...)

@@ -131,7 +131,7 @@ func (b *Broker) processSendReply(ctx context.Context, req *remoting.Request) *r
 			if _, err := b.topics.CreateInSendMessageBack(topic, 1, permReadWrite, 0); err != nil {
 				return errResponse(remoting.SystemError, "creating the reply topic %s failed: %v", topic, err)
 			}
-			b.triggerRegister()
+			b.triggerRegister(topic)
 		}
 	}
 	cfg, resp := b.topicForSend(topic, h.str("defaultTopic"), int(defaultQueueNums), sysFlag)

@@ -58,7 +58,7 @@ func (b *Broker) processSend(_ context.Context, req *remoting.Request) *remoting
 		if _, err := b.topics.CreateInSendMessageBack(dlq, 1, protocol.PermRead|protocol.PermWrite, 0); err != nil {
 			return errResponse(remoting.SystemError, "topic[%s] not exist", dlq)
 		}
-		b.triggerRegister()
+		b.triggerRegister(dlq)
 		topic, queueID = dlq, 0
 	}
 	born := addrPort(req.Conn.RemoteAddr())
@@ -137,14 +137,14 @@ func (b *Broker) topicForSend(topic, defaultTopic string, queueNums int, sysFlag
 	if err != nil || !created && cfg.TopicName == "" {
 		if strings.HasPrefix(topic, message.RetryTopicPrefix) {
 			if cfg, err = b.topics.CreateInSendMessageBack(topic, 1, protocol.PermRead|protocol.PermWrite, 0); err == nil {
-				b.triggerRegister()
+				b.triggerRegister(topic)
 				return cfg, nil
 			}
 		}
 		return cfg, errResponse(remoting.TopicNotExist, "topic[%s] not exist, apply first please!", topic)
 	}
 	if created {
-		b.triggerRegister()
+		b.triggerRegister(topic)
 	}
 	return cfg, nil
 }

@@ -64,7 +64,7 @@ func (b *Broker) processSendBack(_ context.Context, req *remoting.Request) *remo
 		if _, err := b.topics.CreateInSendMessageBack(topic, queues, protocol.PermRead|protocol.PermWrite, 0); err != nil {
 			return errResponse(remoting.SystemError, "topic[%s] not exist", topic)
 		}
-		b.triggerRegister()
+		b.triggerRegister(topic)
 	}
 	if delayLevel > 0 {
 		props = message.AppendProperty(props, message.PropertyDelayTimeLevel, strconv.Itoa(int(delayLevel)))

@@ -27,19 +27,26 @@ func (e *ResponseError) Error() string {
 }
 
 // RegisterRequest returns the REGISTER_BROKER request for r, as a Java
-// 4.9 broker sends it: plain JSON body with its CRC32 in the header.
+// broker sends it: plain JSON body, or with r.Compressed the deflated
+// form of compressedRegister, its CRC32 in the header.
 func RegisterRequest(r *BrokerRegistration) *remoting.Command {
-	body := EncodeRegisterBrokerBody(&protocol.RegisterBrokerBody{
+	rb := &protocol.RegisterBrokerBody{
 		FilterServerList:            r.FilterServerList,
 		TopicConfigSerializeWrapper: r.Topics,
-	})
+	}
+	var body []byte
+	if r.Compressed {
+		body = EncodeRegisterBrokerBodyCompressed(rb)
+	} else {
+		body = EncodeRegisterBrokerBody(rb)
+	}
 	ext := map[string]string{
 		"brokerName":   r.BrokerName,
 		"brokerAddr":   r.BrokerAddr,
 		"clusterName":  r.ClusterName,
 		"haServerAddr": r.HAServerAddr,
 		"brokerId":     strconv.FormatInt(r.BrokerID, 10),
-		"compressed":   "false",
+		"compressed":   strconv.FormatBool(r.Compressed),
 		"bodyCrc32":    strconv.FormatInt(int64(crc32.ChecksumIEEE(body)&0x7FFFFFFF), 10),
 	}
 	if r.HeartbeatTimeout > 0 {

@@ -1,6 +1,7 @@
 package namesrv
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
@@ -8,8 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/rocketstore/rocketstore/internal/fastjson"
 	"github.com/rocketstore/rocketstore/server/protocol"
@@ -64,7 +65,7 @@ func DecodeRegisterBrokerBody(body []byte, compressed bool, version int) (*proto
 		return nil, fmt.Errorf("%w: compressed: %w", ErrBadBody, err)
 	}
 	defer zr.Close()
-	rb, err := readCompressedBody(io.LimitReader(zr, maxInflatedBody), version)
+	rb, err := readCompressedBody(&chunkReader{r: bufio.NewReaderSize(io.LimitReader(zr, maxInflatedBody), 64<<10)}, version)
 	if err != nil {
 		return nil, fmt.Errorf("%w: compressed: %w", ErrBadBody, err)
 	}
@@ -75,44 +76,44 @@ func DecodeRegisterBrokerBody(body []byte, compressed bool, version int) (*proto
 // stream: data version JSON; topic count; each topic in TopicConfig's
 // space-separated string form; filter server list JSON; from V5_0_0 a count
 // of static-topic mappings, each JSON (skipped).
-func readCompressedBody(r io.Reader, version int) (*protocol.RegisterBrokerBody, error) {
+func readCompressedBody(r *chunkReader, version int) (*protocol.RegisterBrokerBody, error) {
 	rb := &protocol.RegisterBrokerBody{}
 	w := &rb.TopicConfigSerializeWrapper
-	dv, err := readChunk(r)
+	dv, err := r.chunk()
 	if err != nil {
 		return nil, fmt.Errorf("data version: %w", err)
 	}
 	if err := unmarshalFastJSON(dv, &w.DataVersion); err != nil {
 		return nil, err
 	}
-	n, err := readInt32(r)
+	n, err := r.int32()
 	if err != nil || n < 0 {
 		return nil, fmt.Errorf("topic count %d: %w", n, err)
 	}
 	w.TopicConfigTable = make(map[string]protocol.TopicConfig, min(n, 1024))
 	for range n {
-		b, err := readChunk(r)
+		b, err := r.chunk()
 		if err != nil {
 			return nil, fmt.Errorf("topic config: %w", err)
 		}
-		tc, ok := parseTopicConfigString(string(b))
+		tc, ok := parseTopicConfigString(b)
 		if !ok {
 			return nil, fmt.Errorf("topic config %.100q", b)
 		}
 		w.TopicConfigTable[tc.TopicName] = tc
 	}
-	fl, err := readChunk(r)
+	fl, err := r.chunk()
 	if err != nil {
 		return nil, fmt.Errorf("filter server list: %w", err)
 	}
 	_ = json.Unmarshal(fl, &rb.FilterServerList) // Java logs and goes on
 	if version >= versionV5_0_0 {
-		m, err := readInt32(r)
+		m, err := r.int32()
 		if err != nil || m < 0 {
 			return nil, fmt.Errorf("mapping count %d: %w", m, err)
 		}
 		for range m {
-			if _, err := readChunk(r); err != nil {
+			if _, err := r.chunk(); err != nil {
 				return nil, fmt.Errorf("topic queue mapping: %w", err)
 			}
 		}
@@ -120,51 +121,80 @@ func readCompressedBody(r io.Reader, version int) (*protocol.RegisterBrokerBody,
 	return rb, nil
 }
 
-func readInt32(r io.Reader) (int, error) {
+// chunkReader reads the int32-length-prefixed items of a compressed
+// REGISTER_BROKER body into one reused buffer.
+type chunkReader struct {
+	r   *bufio.Reader
+	buf []byte
+}
+
+func (c *chunkReader) int32() (int, error) {
 	var b [4]byte
-	if _, err := io.ReadFull(r, b[:]); err != nil {
+	if _, err := io.ReadFull(c.r, b[:]); err != nil {
 		return 0, err
 	}
 	return int(int32(binary.BigEndian.Uint32(b[:]))), nil
 }
 
-// readChunk reads an int32 length and that many bytes; the bytes are
-// read as they come, so a false length costs no more than the stream.
-func readChunk(r io.Reader) ([]byte, error) {
-	n, err := readInt32(r)
+// chunk reads an int32 length and that many bytes, valid until the next
+// call. The buffer grows as the bytes come, so a false length costs no
+// more than the stream.
+func (c *chunkReader) chunk() ([]byte, error) {
+	n, err := c.int32()
 	if err != nil {
 		return nil, err
 	}
 	if n < 0 {
 		return nil, fmt.Errorf("negative length %d", n)
 	}
-	var buf bytes.Buffer
-	if _, err := io.CopyN(&buf, r, int64(n)); err != nil {
-		return nil, err
+	c.buf = c.buf[:0]
+	for len(c.buf) < n {
+		step := min(n-len(c.buf), 64<<10)
+		at := len(c.buf)
+		c.buf = slices.Grow(c.buf, step)[:at+step]
+		if _, err := io.ReadFull(c.r, c.buf[at:]); err != nil {
+			return nil, err
+		}
 	}
-	return buf.Bytes(), nil
+	return c.buf, nil
 }
 
 // parseTopicConfigString reads TopicConfig.encode()'s form: "name read
 // write perm filterType [attributesJSON]". It carries neither topicSysFlag
 // nor order.
-func parseTopicConfigString(s string) (protocol.TopicConfig, bool) {
-	f := strings.Split(s, " ")
+func parseTopicConfigString(b []byte) (protocol.TopicConfig, bool) {
+	f := bytes.Split(b, []byte{' '})
 	if len(f) < 5 {
 		return protocol.TopicConfig{}, false
 	}
-	tc := protocol.TopicConfig{TopicName: f[0], TopicFilterType: f[4]}
+	tc := protocol.TopicConfig{TopicName: string(f[0]), TopicFilterType: filterTypeString(f[4])}
 	var err1, err2, err3 error
-	tc.ReadQueueNums, err1 = strconv.Atoi(f[1])
-	tc.WriteQueueNums, err2 = strconv.Atoi(f[2])
-	tc.Perm, err3 = strconv.Atoi(f[3])
+	tc.ReadQueueNums, err1 = strconv.Atoi(string(f[1]))
+	tc.WriteQueueNums, err2 = strconv.Atoi(string(f[2]))
+	tc.Perm, err3 = strconv.Atoi(string(f[3]))
 	if err1 != nil || err2 != nil || err3 != nil {
 		return protocol.TopicConfig{}, false
 	}
-	if len(f) >= 6 {
-		_ = json.Unmarshal([]byte(f[5]), &tc.Attributes) // Java ignores failures: values may hold spaces
+	switch {
+	case len(f) < 6:
+	case string(f[5]) == "{}":
+		tc.Attributes = map[string]string{}
+	default:
+		_ = json.Unmarshal(f[5], &tc.Attributes) // Java ignores failures: values may hold spaces
 	}
 	return tc, true
+}
+
+// filterTypeString returns the filter type without a new string for the
+// two RocketMQ has.
+func filterTypeString(b []byte) string {
+	switch string(b) {
+	case "SINGLE_TAG":
+		return "SINGLE_TAG"
+	case "MULTI_TAG":
+		return "MULTI_TAG"
+	}
+	return string(b)
 }
 
 // EncodeRegisterBrokerBody writes b as plain JSON, the form Java brokers

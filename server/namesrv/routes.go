@@ -1,6 +1,7 @@
 package namesrv
 
 import (
+	"cmp"
 	"log/slog"
 	"maps"
 	"slices"
@@ -32,6 +33,9 @@ type BrokerRegistration struct {
 	Topics             protocol.TopicConfigSerializeWrapper
 	// FilterServerList: nil leaves the broker's filter servers as they are.
 	FilterServerList []string
+	// Compressed sends the body zlib-compressed (the broker's
+	// compressedRegister); only RegisterRequest reads it.
+	Compressed bool
 }
 
 // RegisterResult is the name server's answer to a registration: for a
@@ -104,6 +108,7 @@ func NewRouteTable(now func() time.Time, defaultTimeout time.Duration, log *slog
 // before the broker's full one): a broker of ours may well start with one.
 func (t *RouteTable) RegisterBroker(r *BrokerRegistration, conn *remoting.Conn) RegisterResult {
 	var result RegisterResult
+	missing, heartbeat := t.checkHeartbeat(r)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 
@@ -149,9 +154,18 @@ func (t *RouteTable) RegisterBroker(r *BrokerRegistration, conn *remoting.Conn) 
 	isMaster := r.BrokerID == protocol.MasterID
 	isPrimeSlave := !oldVersionBroker && !isMaster && r.BrokerID == minID(bd.BrokerAddrs)
 	if isMaster || isPrimeSlave {
-		changed := t.dataVersionChangedLocked(key, r.Topics.DataVersion)
-		for _, tc := range sortedTopics(r.Topics.TopicConfigTable) {
-			if registerFirst || changed || !t.hasQueueDataLocked(tc.TopicName, r.BrokerName) {
+		// An unchanged data version (the broker's heartbeat every 30 s)
+		// costs a look-up per topic, no more.
+		changed := registerFirst || t.dataVersionChangedLocked(key, r.Topics.DataVersion)
+		topics := maps.All(r.Topics.TopicConfigTable)
+		if !changed && heartbeat {
+			topics = maps.All(missing) // looked for under the read lock, without holding up look-ups
+		}
+		for name, tc := range topics {
+			if tc.TopicName == "" {
+				tc.TopicName = name
+			}
+			if changed || !t.hasQueueDataLocked(tc.TopicName, r.BrokerName) {
 				if isPrimeSlave && bd.EnableActingMaster {
 					tc.Perm &^= protocol.PermWrite
 				}
@@ -193,16 +207,28 @@ func (t *RouteTable) RegisterBroker(r *BrokerRegistration, conn *remoting.Conn) 
 	return result
 }
 
-func sortedTopics(m map[string]protocol.TopicConfig) []protocol.TopicConfig {
-	out := make([]protocol.TopicConfig, 0, len(m))
-	for _, name := range slices.Sorted(maps.Keys(m)) {
-		tc := m[name]
-		if tc.TopicName == "" {
-			tc.TopicName = name
-		}
-		out = append(out, tc)
+// checkHeartbeat looks, under the read lock, whether r is the heartbeat
+// of a broker registered at the same address with the same data version,
+// and which of its topics have no queues here.
+func (t *RouteTable) checkHeartbeat(r *BrokerRegistration) (missing map[string]protocol.TopicConfig, heartbeat bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	prev := t.live[brokerAddrKey{r.ClusterName, r.BrokerAddr}]
+	if prev == nil || prev.dataVersion != r.Topics.DataVersion {
+		return nil, false
 	}
-	return out
+	if bd := t.brokers[r.BrokerName]; bd == nil || bd.BrokerAddrs[r.BrokerID] != r.BrokerAddr {
+		return nil, false
+	}
+	for name, tc := range r.Topics.TopicConfigTable {
+		if !t.hasQueueDataLocked(cmp.Or(tc.TopicName, name), r.BrokerName) {
+			if missing == nil {
+				missing = map[string]protocol.TopicConfig{}
+			}
+			missing[name] = tc
+		}
+	}
+	return missing, true
 }
 
 func minID(addrs map[int64]string) int64 {

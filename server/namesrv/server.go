@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketstore/rocketstore/server/auth"
 	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
@@ -35,6 +36,10 @@ type Options struct {
 	// DisableAllTopicList answers GET_ALL_TOPIC_LIST_FROM_NAMESERVER with
 	// SYSTEM_ERROR "disable" (NamesrvConfig.enableAllTopicList = false).
 	DisableAllTopicList bool
+	// Authority, when not nil and its authentication is on, makes the
+	// writes (broker registration, KV config, config updates) need a Super
+	// user; route reads stay open, as Apache's.
+	Authority *auth.Authority
 	// Logger receives broker registrations, expiries and connection events
 	// (nil: discard).
 	Logger *slog.Logger
@@ -127,10 +132,31 @@ func New(opts Options) (*Server, error) {
 		rs.RegisterFunc(code, f)
 	}
 	s.registerAdmin()
+	if opts.Authority != nil {
+		if g := opts.Authority.SuperGate(writeCodes); g != nil {
+			rs.SetGate(g)
+		}
+	}
 	rs.OnClose(s.routes.ConnClosed)
 	s.scanner.Add(1)
 	go s.scanLoop()
 	return s, nil
+}
+
+// writeCodes are the requests that change the name server (or read its
+// config): with authentication on, only Super users may send them.
+var writeCodes = map[int]bool{
+	remoting.RegisterBroker:         true,
+	remoting.UnregisterBroker:       true,
+	remoting.BrokerHeartbeat:        true,
+	remoting.PutKVConfig:            true,
+	remoting.DeleteKVConfig:         true,
+	remoting.UpdateNamesrvConfig:    true,
+	remoting.GetNamesrvConfig:       true,
+	remoting.DeleteTopicInNamesrv:   true,
+	remoting.RegisterTopicInNamesrv: true,
+	remoting.WipeWritePermOfBroker:  true,
+	remoting.AddWritePermOfBroker:   true,
 }
 
 // Routes returns the route table, for embedding and inspection.

@@ -129,6 +129,16 @@ const (
 	ExchangeBrokerHAInfo                 = 906    // EXCHANGE_BROKER_HA_INFO
 	GetBrokerHAStatus                    = 907    // GET_BROKER_HA_STATUS
 	ResetMasterFlushOffset               = 908    // RESET_MASTER_FLUSH_OFFSET
+	AuthCreateUser                       = 3001   // AUTH_CREATE_USER
+	AuthUpdateUser                       = 3002   // AUTH_UPDATE_USER
+	AuthDeleteUser                       = 3003   // AUTH_DELETE_USER
+	AuthGetUser                          = 3004   // AUTH_GET_USER
+	AuthListUser                         = 3005   // AUTH_LIST_USER
+	AuthCreateACL                        = 3006   // AUTH_CREATE_ACL
+	AuthUpdateACL                        = 3007   // AUTH_UPDATE_ACL
+	AuthDeleteACL                        = 3008   // AUTH_DELETE_ACL
+	AuthGetACL                           = 3009   // AUTH_GET_ACL
+	AuthListACL                          = 3010   // AUTH_LIST_ACL
 )
 
 // Response codes (RocketMQ's RemotingSysResponseCode and ResponseCode): the

@@ -157,6 +157,9 @@ func (c *Conn) Invoke(ctx context.Context, req *Command) (*Command, error) {
 	c.pending[op] = ch
 	c.mu.Unlock()
 
+	if f := c.ep.opts.BeforeRequest; f != nil {
+		f(req)
+	}
 	if err := c.write(req, deadlineOf(ctx)); err != nil {
 		c.dropPending(op)
 		return nil, err
@@ -196,6 +199,9 @@ func (c *Conn) InvokeAsync(ctx context.Context, req *Command, cb func(*Command, 
 func (c *Conn) InvokeOneway(ctx context.Context, req *Command) error {
 	req.Opaque = c.nextOpaque.Add(1)
 	req.Flag = req.Flag&^FlagResponse | FlagOneway
+	if f := c.ep.opts.BeforeRequest; f != nil {
+		f(req)
+	}
 	return c.write(req, deadlineOf(ctx))
 }
 
@@ -326,6 +332,12 @@ func (c *Conn) dispatch(cmd *Command) bool {
 	case r.p == nil:
 		c.answerInline(req, NewResponse(RequestCodeNotSupported, fmt.Sprintf(" request type %d not supported", cmd.Code)))
 		return true
+	}
+	if g := c.ep.gate.Load(); g != nil {
+		if resp := (*g)(req); resp != nil {
+			c.answerInline(req, resp)
+			return true
+		}
 	}
 	if !r.transient || !r.inline {
 		cmd.detach() // (the code was registered anew since it was read)

@@ -51,6 +51,11 @@ type Options struct {
 	// Dial connects to an address (Client only; nil: TCP). Tests use it
 	// to run over net.Pipe.
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
+	// BeforeRequest, when not nil, is called with every request this end
+	// sends (Invoke, InvokeAsync, InvokeOneway) just before it is written:
+	// RocketMQ's RPCHook.doBeforeRequest, which signs requests with
+	// credentials.
+	BeforeRequest func(*Command)
 	// Logger receives connection events (nil: discard).
 	Logger *slog.Logger
 }
@@ -116,6 +121,7 @@ type endpoint struct {
 	regMu      sync.Mutex // serializes changes to processors and listeners
 	processors atomic.Pointer[processorTable]
 	listeners  atomic.Pointer[[]func(*Conn)]
+	gate       atomic.Pointer[Gate] // run before every processor (Server.SetGate)
 
 	readBuffers sync.Pool // *bufio.Reader of 64 KiB, shared by the connections not waiting
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"sync"
 	"time"
 )
@@ -86,6 +88,44 @@ func (s *Server) RegisterWith(code int, p Processor, o RegisterOptions) {
 // RegisterFunc sets a function as the processor of a request code.
 func (s *Server) RegisterFunc(code int, f func(ctx context.Context, req *Request) *Command) {
 	s.ep.register(code, false, ProcessorFunc(f), RegisterOptions{})
+}
+
+// Gate is a step every request passes before its processor runs (access
+// control): it returns nil to let the request through, or the response
+// that answers it instead (the processor does not run; the connection
+// stays open). It runs on the connection's reading goroutine, in the
+// order requests are read, so it must be quick and must not block; it
+// may read the request (ext fields, body, peer address) and must keep
+// none of it, since a request read in place is only valid during the
+// call.
+type Gate func(req *Request) *Command
+
+// SetGate sets the gate every request passes before its processor; nil
+// removes it. Requests of codes with no processor are answered
+// REQUEST_CODE_NOT_SUPPORTED without passing it, as RocketMQ answers them
+// before its pipeline.
+func (s *Server) SetGate(g Gate) {
+	if g == nil {
+		s.ep.gate.Store(nil)
+		return
+	}
+	s.ep.gate.Store(&g)
+}
+
+// Codes returns the request codes that have a processor, in increasing
+// order (the default processor's are not listed).
+func (s *Server) Codes() []int {
+	t := s.ep.processors.Load()
+	var out []int
+	for code := range t.dense {
+		if t.dense[code].p != nil {
+			out = append(out, code)
+		}
+	}
+	for _, code := range slices.Sorted(maps.Keys(t.byCode)) {
+		out = append(out, code)
+	}
+	return out
 }
 
 // RegisterDefault sets the processor of codes that have none (RocketMQ's

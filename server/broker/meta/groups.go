@@ -37,12 +37,14 @@ type SubscriptionGroupsOptions struct {
 // SubscriptionGroups is RocketMQ's SubscriptionGroupManager: the config
 // of each consumer group, kept in subscriptionGroup.json with its data
 // version and the per-group topic "forbidden" bits of 5.x (kept as read).
-// Every change bumps the data version and rewrites the file before the
-// method returns. A SubscriptionGroups is safe for concurrent use.
+// Every change bumps the data version and is durable (in the file's
+// journal, see persister) before the method returns; changes made at the
+// same time share one write. A SubscriptionGroups is safe for concurrent
+// use.
 type SubscriptionGroups struct {
 	opts SubscriptionGroupsOptions
 	log  *slog.Logger
-	file configFile
+	p    *persister
 
 	mu        sync.RWMutex // guards table, forbidden, version
 	table     map[string]SubscriptionGroupConfig
@@ -63,7 +65,6 @@ func OpenSubscriptionGroups(path string, opts SubscriptionGroupsOptions) (*Subsc
 	g := &SubscriptionGroups{
 		opts:      opts,
 		log:       opts.Logger,
-		file:      configFile{path: path, log: opts.Logger},
 		table:     make(map[string]SubscriptionGroupConfig, 64),
 		forbidden: map[string]map[string]int{},
 		version:   protocol.DataVersion{Timestamp: time.Now().UnixMilli()},
@@ -71,10 +72,56 @@ func OpenSubscriptionGroups(path string, opts SubscriptionGroupsOptions) (*Subsc
 	for _, name := range systemGroups {
 		g.table[name] = NewSubscriptionGroupConfig(name)
 	}
-	if err := g.file.load(g.decode); err != nil {
+	g.p = newPersister(path, nil, opts.Logger, g.mu.RLocker(), func() []byte { return g.encodeLocked(true) })
+	if err := g.p.load(g.decode, g.apply); err != nil {
 		return nil, err
 	}
 	return g, nil
+}
+
+// apply replays a journal record at open.
+func (g *SubscriptionGroups) apply(r journalRecord) error {
+	switch r.Kind {
+	case recPut:
+		var c SubscriptionGroupConfig
+		if err := fastjson.Unmarshal(r.Value, &c); err != nil {
+			return fmt.Errorf("group %s: %w", r.Key, err)
+		}
+		c.GroupName = r.Key
+		g.table[r.Key] = c
+	case recDel:
+		delete(g.table, r.Key)
+		delete(g.forbidden, r.Key)
+	case recAux:
+		var topics map[string]int
+		if err := fastjson.Unmarshal(r.Value, &topics); err != nil {
+			return fmt.Errorf("forbidden topics of group %s: %w", r.Key, err)
+		}
+		g.forbidden[r.Key] = topics
+	case recClear:
+		clear(g.table)
+		clear(g.forbidden)
+	default:
+		return fmt.Errorf("record kind %q: %w", r.Kind, errJournal)
+	}
+	g.version = r.Version
+	return nil
+}
+
+// encodeForbidden returns the forbidden bits of one group as JSON.
+func encodeForbidden(topics map[string]int) []byte {
+	w := fastjson.NewWriter(nil, false)
+	writeForbidden(w, topics)
+	return w.Bytes()
+}
+
+func writeForbidden(w *fastjson.Writer, topics map[string]int) {
+	w.BeginObject()
+	for _, topic := range slices.Sorted(maps.Keys(topics)) {
+		w.Key(topic)
+		w.Int(int64(topics[topic]))
+	}
+	w.End()
 }
 
 func (g *SubscriptionGroups) decode(data []byte) error {
@@ -120,7 +167,9 @@ func (g *SubscriptionGroups) Get(group string) (SubscriptionGroupConfig, bool) {
 // NewSubscriptionGroupConfig's defaults if it is missing, auto-create is on
 // (or the group starts with CID_RMQ_SYS_) and the name is valid
 // (findSubscriptionGroupConfig). It returns false if there is no config.
-// A failure to write the file is logged: the group exists in memory.
+// It does not wait for the new group to be durable: the next write of the
+// table or Flush writes it (a group lost in a crash before that is made
+// again by the client's next heartbeat).
 func (g *SubscriptionGroups) FindOrCreate(group string) (SubscriptionGroupConfig, bool) {
 	if c, ok := g.Get(group); ok {
 		return c, true
@@ -138,13 +187,9 @@ func (g *SubscriptionGroups) FindOrCreate(group string) (SubscriptionGroupConfig
 		return c, true
 	}
 	c := NewSubscriptionGroupConfig(group)
-	g.table[group] = c
-	g.bumpLocked()
+	g.putLocked(c)
 	g.mu.Unlock()
 	g.log.Info("created a subscription group", "group", group)
-	if err := g.Persist(); err != nil {
-		g.log.Error("persisting subscription groups failed", "group", group, "err", err)
-	}
 	return c, true
 }
 
@@ -159,11 +204,10 @@ func (g *SubscriptionGroups) Update(cfg SubscriptionGroupConfig) error {
 	}
 	cfg = cfg.clone()
 	g.mu.Lock()
-	g.table[cfg.GroupName] = cfg
-	g.bumpLocked()
+	seq := g.putLocked(cfg)
 	g.mu.Unlock()
 	g.log.Info("updated a subscription group", "group", cfg.GroupName)
-	return g.Persist()
+	return g.p.wait(seq)
 }
 
 // Delete removes the config of group and its forbidden bits
@@ -179,9 +223,10 @@ func (g *SubscriptionGroups) Delete(group string) error {
 	}
 	delete(g.table, group)
 	g.bumpLocked()
+	seq := g.p.add(recDel, g.version, group, nil)
 	g.mu.Unlock()
 	g.log.Info("deleted a subscription group", "group", group)
-	return g.Persist()
+	return g.p.wait(seq)
 }
 
 // All returns every group config, sorted by name.
@@ -193,6 +238,13 @@ func (g *SubscriptionGroups) All() []SubscriptionGroupConfig {
 		out = append(out, g.table[name])
 	}
 	return out
+}
+
+// Len returns the number of groups.
+func (g *SubscriptionGroups) Len() int {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return len(g.table)
 }
 
 // DataVersion returns the data version: a new counter and timestamp after
@@ -218,6 +270,10 @@ func (g *SubscriptionGroups) EncodeAllJSON() []byte {
 func (g *SubscriptionGroups) encode(pretty bool) []byte {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
+	return g.encodeLocked(pretty)
+}
+
+func (g *SubscriptionGroups) encodeLocked(pretty bool) []byte {
 	w := fastjson.NewWriter(make([]byte, 0, 512*len(g.table)), pretty)
 	w.BeginObject()
 	w.Key("dataVersion")
@@ -226,13 +282,7 @@ func (g *SubscriptionGroups) encode(pretty bool) []byte {
 	w.BeginObject()
 	for _, group := range slices.Sorted(maps.Keys(g.forbidden)) {
 		w.Key(group)
-		w.BeginObject()
-		topics := g.forbidden[group]
-		for _, topic := range slices.Sorted(maps.Keys(topics)) {
-			w.Key(topic)
-			w.Int(int64(topics[topic]))
-		}
-		w.End()
+		writeForbidden(w, g.forbidden[group])
 	}
 	w.End()
 	w.Key("subscriptionGroupTable")
@@ -247,11 +297,21 @@ func (g *SubscriptionGroups) encode(pretty bool) []byte {
 	return w.Bytes()
 }
 
-// Persist writes subscriptionGroup.json now, in fastjson's pretty form
-// as a Java broker writes it. Changes persist by themselves; this is for
-// shutdown.
+// Persist writes subscriptionGroup.json whole now, in fastjson's pretty
+// form as a Java broker writes it, and empties its journal. Changes
+// persist by themselves; this is for shutdown.
 func (g *SubscriptionGroups) Persist() error {
-	return g.file.save(func() []byte { return g.encode(true) })
+	return g.p.sync()
+}
+
+// Flush makes every change made so far durable (FindOrCreate's groups).
+func (g *SubscriptionGroups) Flush() error { return g.p.flush() }
+
+// putLocked stores c and queues its journal record.
+func (g *SubscriptionGroups) putLocked(c SubscriptionGroupConfig) uint64 {
+	g.table[c.GroupName] = c
+	g.bumpLocked()
+	return g.p.add(recPut, g.version, c.GroupName, EncodeGroupConfig(c))
 }
 
 func (g *SubscriptionGroups) bumpLocked() {

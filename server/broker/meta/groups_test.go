@@ -62,9 +62,12 @@ func TestSubscriptionGroups_FindOrCreate_Defaults(t *testing.T) {
 	require.Equal(t, c, again)
 	require.Equal(t, int64(1), g.DataVersion().Counter, "finding changes nothing")
 
+	_, ok = openGroups(t, path, SubscriptionGroupsOptions{}).Get("cg")
+	require.False(t, ok, "a created group is not waited for")
+	require.NoError(t, g.Flush())
 	back := openGroups(t, path, SubscriptionGroupsOptions{})
 	got, ok := back.Get("cg")
-	require.True(t, ok, "created groups are persisted at once")
+	require.True(t, ok, "Flush writes created groups")
 	require.Equal(t, c, got)
 	require.Equal(t, g.DataVersion(), back.DataVersion())
 }
@@ -189,7 +192,9 @@ func TestOpenSubscriptionGroups_CorruptFileFallsBackToBak(t *testing.T) {
 	path := newGroupsPath(t)
 	g := openGroups(t, path, SubscriptionGroupsOptions{})
 	g.FindOrCreate("a")
+	require.NoError(t, g.Persist())
 	g.FindOrCreate("b")
+	require.NoError(t, g.Persist())
 	corrupt(t, path)
 	log, logs := testLogger()
 	back := openGroups(t, path, SubscriptionGroupsOptions{Logger: log})

@@ -31,6 +31,10 @@ type Offsets struct {
 	log  *slog.Logger
 	file configFile
 
+	// dirty is set by a change of the table and cleared by the
+	// background persister before it writes: no change, no write.
+	dirty atomic.Bool
+
 	mu      sync.RWMutex // guards table (the map; each entry has its own lock), version
 	table   map[topicGroup]*queueOffsets
 	version protocol.DataVersion // up at each persist (ConsumerOffsetManager.dataVersion)
@@ -133,6 +137,9 @@ func (o *Offsets) commit(group, topic string, queueID int32, offset int64, forwa
 			}
 			q.offs[queueID] = offset
 			q.mu.Unlock()
+			if !o.dirty.Load() {
+				o.dirty.Store(true)
+			}
 			return true
 		}
 		q.mu.Unlock() // RemoveGroup took it out meanwhile: start again
@@ -213,6 +220,7 @@ func (o *Offsets) remove(match func(topicGroup) bool) {
 	for k, q := range o.table {
 		if match(k) {
 			delete(o.table, k)
+			o.dirty.Store(true)
 			q.mu.Lock()
 			q.removed = true
 			q.mu.Unlock()
@@ -222,7 +230,8 @@ func (o *Offsets) remove(match func(topicGroup) bool) {
 }
 
 // StartPersist starts writing consumerOffset.json every interval (<= 0:
-// DefaultOffsetPersistInterval) until Close. Calls after the first, or
+// DefaultOffsetPersistInterval) until Close, when something changed since
+// the last write. Calls after the first, or
 // after Close, do nothing.
 func (o *Offsets) StartPersist(interval time.Duration) {
 	if interval <= 0 {
@@ -245,7 +254,11 @@ func (o *Offsets) persistLoop(interval time.Duration) {
 		case <-o.stop:
 			return
 		case <-t.C:
+			if !o.dirty.Swap(false) {
+				continue // nothing committed since the last write
+			}
 			if err := o.persist(); err != nil {
+				o.dirty.Store(true)
 				o.log.Error("persisting consumer offsets failed", "err", err)
 			}
 		}

@@ -244,6 +244,12 @@ func TestOffsets_StartPersist_WritesEveryInterval(t *testing.T) {
 		synctest.Wait()
 		require.Contains(t, readFile(t, path), `"T@g":{0:42`)
 
+		// No commit in an interval: no write.
+		require.NoError(t, os.Remove(path))
+		time.Sleep(DefaultOffsetPersistInterval)
+		synctest.Wait()
+		require.NoFileExists(t, path, "nothing changed, nothing written")
+
 		o.Commit("g", "T", 0, 43)
 		require.NoError(t, o.Close())
 		require.Contains(t, readFile(t, path), `"T@g":{0:43`, "Close persists")

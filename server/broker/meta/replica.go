@@ -51,6 +51,10 @@ func (t *Topics) ReplaceFromMaster(body []byte) (bool, error) {
 		return false, nil
 	}
 	t.table, t.version = table, *w.DataVersion
+	t.p.add(recClear, t.version, "", nil)
+	for _, name := range slices.Sorted(maps.Keys(table)) {
+		t.p.add(recPut, t.version, name, EncodeTopicConfig(table[name]))
+	}
 	t.mu.Unlock()
 	return true, t.Persist()
 }
@@ -92,6 +96,13 @@ func (g *SubscriptionGroups) ReplaceFromMaster(body []byte) (bool, error) {
 		return false, nil
 	}
 	g.table, g.forbidden, g.version = table, forbidden, *f.DataVersion
+	g.p.add(recClear, g.version, "", nil)
+	for _, name := range slices.Sorted(maps.Keys(table)) {
+		g.p.add(recPut, g.version, name, EncodeGroupConfig(table[name]))
+	}
+	for _, name := range slices.Sorted(maps.Keys(forbidden)) {
+		g.p.add(recAux, g.version, name, encodeForbidden(forbidden[name]))
+	}
 	g.mu.Unlock()
 	return true, g.Persist()
 }

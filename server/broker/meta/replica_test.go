@@ -129,14 +129,14 @@ func FuzzFromMaster(f *testing.F) {
 		}
 		topics, err := OpenTopics(filepath.Join(dir, "t.json"), TopicsOptions{})
 		require.NoError(t, err)
-		topics.file.fs = mem
+		topics.p.setFS(mem)
 		if _, err := topics.ReplaceFromMaster(body); err == nil {
 			_, err := topics.ReplaceFromMaster(topics.EncodeAllJSON())
 			require.NoError(t, err)
 		}
 		groups, err := OpenSubscriptionGroups(filepath.Join(dir, "g.json"), SubscriptionGroupsOptions{})
 		require.NoError(t, err)
-		groups.file.fs = mem
+		groups.p.setFS(mem)
 		if _, err := groups.ReplaceFromMaster(body); err == nil {
 			_, err := groups.ReplaceFromMaster(groups.EncodeAllJSON())
 			require.NoError(t, err)

@@ -3,6 +3,7 @@ package meta
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"maps"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/internal/fastjson"
+	"github.com/rocketstore/rocketstore/internal/vfs"
 	"github.com/rocketstore/rocketstore/message"
 	"github.com/rocketstore/rocketstore/server/protocol"
 )
@@ -101,16 +103,17 @@ func (o TopicsOptions) validate() error {
 }
 
 // Topics is RocketMQ's TopicConfigManager: the broker's topic configs and
-// their data version, kept in topics.json. Every change bumps the data
-// version and rewrites the file before the method returns. A Topics is safe
-// for concurrent use.
+// their data version, kept in topics.json and its journal. Every change
+// bumps the data version and is durable before the method returns;
+// changes made at the same time share one write (see persister). A Topics
+// is safe for concurrent use.
 //
 // The Attributes map of a returned TopicConfig is shared with the Topics:
 // read it, never modify it.
 type Topics struct {
 	opts TopicsOptions
 	log  *slog.Logger
-	file configFile
+	p    *persister
 
 	mu         sync.RWMutex // guards table, version, brokerPerm
 	table      map[string]protocol.TopicConfig
@@ -129,6 +132,11 @@ type Topics struct {
 // fails with ErrCorrupt if that is unreadable too. Nothing is written
 // until the first change or Persist.
 func OpenTopics(path string, opts TopicsOptions) (*Topics, error) {
+	return openTopicsFS(path, opts, nil)
+}
+
+// openTopicsFS is OpenTopics over fsys (nil: the operating system's).
+func openTopicsFS(path string, opts TopicsOptions, fsys vfs.FS) (*Topics, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("meta: open %s: %w", path, err)
@@ -136,7 +144,6 @@ func OpenTopics(path string, opts TopicsOptions) (*Topics, error) {
 	t := &Topics{
 		opts:       opts,
 		log:        opts.Logger,
-		file:       configFile{path: path, log: opts.Logger},
 		table:      make(map[string]protocol.TopicConfig, 64),
 		version:    protocol.DataVersion{Timestamp: time.Now().UnixMilli()},
 		brokerPerm: opts.BrokerPermission,
@@ -144,7 +151,8 @@ func OpenTopics(path string, opts TopicsOptions) (*Topics, error) {
 	for _, c := range systemTopics(opts) {
 		t.table[c.TopicName] = c
 	}
-	if err := t.file.load(t.decode); err != nil {
+	t.p = newPersister(path, fsys, opts.Logger, t.mu.RLocker(), func() []byte { return t.encodeLocked(true) })
+	if err := t.p.load(t.decode, t.apply); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -205,6 +213,27 @@ func (t *Topics) decode(data []byte) error {
 	if w.DataVersion != nil {
 		t.version = *w.DataVersion
 	}
+	return nil
+}
+
+// apply replays a journal record at open.
+func (t *Topics) apply(r journalRecord) error {
+	switch r.Kind {
+	case recPut:
+		var c protocol.TopicConfig
+		if err := fastjson.Unmarshal(r.Value, &c); err != nil {
+			return fmt.Errorf("topic %s: %w", r.Key, err)
+		}
+		c.TopicName = r.Key
+		t.table[r.Key] = c
+	case recDel:
+		delete(t.table, r.Key)
+	case recClear:
+		clear(t.table)
+	default:
+		return fmt.Errorf("record kind %q: %w", r.Kind, errJournal)
+	}
+	t.version = r.Version
 	return nil
 }
 
@@ -270,22 +299,44 @@ func (t *Topics) CreateInSendMessage(topic, defaultTopic string, clientDefaultQu
 		TopicName:       topic,
 		TopicSysFlag:    topicSysFlag,
 	}
-	t.putLocked(c)
+	seq := t.putLocked(c)
 	t.mu.Unlock()
 	t.log.Info("created a topic from its default topic", "topic", topic, "defaultTopic", defaultTopic,
 		"queues", queues, "perm", c.Perm)
-	return c, true, t.Persist()
+	return c, true, t.p.wait(seq)
 }
+
+// CreateLazily is CreateInSendMessageBack without the wait for the new
+// topic to be durable: the next write of the table or Flush writes it.
+// It is for topics a client makes again if they are lost in a crash (a
+// consumer group's retry topic, made at each heartbeat).
+func (t *Topics) CreateLazily(topic string, queueNums, perm, topicSysFlag int) protocol.TopicConfig {
+	c, _ := t.createBack(topic, queueNums, perm, topicSysFlag)
+	return c
+}
+
+// Flush makes every change made so far durable (CreateLazily's topics).
+func (t *Topics) Flush() error { return t.p.flush() }
 
 // CreateInSendMessageBack finds topic or creates it with queueNums queues
 // each way, perm and topicSysFlag: the %RETRY% and %DLQ% topics of
 // consumer groups (createTopicInSendMessageBackMethod). A non-nil error
 // means the topic was created but topics.json could not be written.
 func (t *Topics) CreateInSendMessageBack(topic string, queueNums, perm, topicSysFlag int) (protocol.TopicConfig, error) {
+	c, seq := t.createBack(topic, queueNums, perm, topicSysFlag)
+	if seq == 0 {
+		return c, nil
+	}
+	return c, t.p.wait(seq)
+}
+
+// createBack finds or creates topic; seq is the journal record of the
+// creation, 0 if it existed.
+func (t *Topics) createBack(topic string, queueNums, perm, topicSysFlag int) (protocol.TopicConfig, uint64) {
 	t.mu.Lock()
 	if c, ok := t.table[topic]; ok {
 		t.mu.Unlock()
-		return c, nil
+		return c, 0
 	}
 	c := protocol.TopicConfig{
 		Attributes:      map[string]string{},
@@ -296,10 +347,10 @@ func (t *Topics) CreateInSendMessageBack(topic string, queueNums, perm, topicSys
 		TopicName:       topic,
 		TopicSysFlag:    topicSysFlag,
 	}
-	t.putLocked(c)
+	seq := t.putLocked(c)
 	t.mu.Unlock()
 	t.log.Info("created a topic", "topic", topic, "queues", queueNums, "perm", perm)
-	return c, t.Persist()
+	return c, seq
 }
 
 // Update creates or replaces the config of cfg.TopicName
@@ -309,6 +360,39 @@ func (t *Topics) CreateInSendMessageBack(topic string, queueNums, perm, topicSys
 // counts or an unknown perm bit. Once the config is validated it is
 // applied even if topics.json cannot be written; the error then says so.
 func (t *Topics) Update(cfg protocol.TopicConfig) error {
+	return t.UpdateAll([]protocol.TopicConfig{cfg})
+}
+
+// UpdateAll is Update for many configs at once
+// (UPDATE_AND_CREATE_TOPIC_LIST): every config is checked before any is
+// applied, and all are made durable by one write.
+func (t *Topics) UpdateAll(cfgs []protocol.TopicConfig) error {
+	cfgs = slices.Clone(cfgs)
+	for i := range cfgs {
+		if err := checkTopicConfig(&cfgs[i]); err != nil {
+			return err
+		}
+	}
+	if len(cfgs) == 0 {
+		return nil
+	}
+	var seq uint64
+	t.mu.Lock()
+	for _, cfg := range cfgs {
+		_, existed := t.table[cfg.TopicName]
+		seq = t.putLocked(cfg)
+		if existed {
+			t.log.Info("updated a topic", "topic", cfg.TopicName, "read", cfg.ReadQueueNums, "write", cfg.WriteQueueNums, "perm", cfg.Perm)
+		} else {
+			t.log.Info("created a topic", "topic", cfg.TopicName, "read", cfg.ReadQueueNums, "write", cfg.WriteQueueNums, "perm", cfg.Perm)
+		}
+	}
+	t.mu.Unlock()
+	return t.p.wait(seq)
+}
+
+// checkTopicConfig validates cfg for Update and fills its defaults.
+func checkTopicConfig(cfg *protocol.TopicConfig) error {
 	if err := message.ValidateTopic(cfg.TopicName); err != nil {
 		return fmt.Errorf("meta: update topic: %w: %w", ErrInvalidName, err)
 	}
@@ -327,16 +411,7 @@ func (t *Topics) Update(cfg protocol.TopicConfig) error {
 	if cfg.Attributes == nil {
 		cfg.Attributes = map[string]string{}
 	}
-	t.mu.Lock()
-	_, existed := t.table[cfg.TopicName]
-	t.putLocked(cfg)
-	t.mu.Unlock()
-	if existed {
-		t.log.Info("updated a topic", "topic", cfg.TopicName, "read", cfg.ReadQueueNums, "write", cfg.WriteQueueNums, "perm", cfg.Perm)
-	} else {
-		t.log.Info("created a topic", "topic", cfg.TopicName, "read", cfg.ReadQueueNums, "write", cfg.WriteQueueNums, "perm", cfg.Perm)
-	}
-	return t.Persist()
+	return nil
 }
 
 // Delete removes the config of topic (DELETE_TOPIC_IN_BROKER,
@@ -350,9 +425,10 @@ func (t *Topics) Delete(topic string) error {
 	}
 	delete(t.table, topic)
 	t.bumpLocked()
+	seq := t.p.add(recDel, t.version, topic, nil)
 	t.mu.Unlock()
 	t.log.Info("deleted a topic", "topic", topic)
-	return t.Persist()
+	return t.p.wait(seq)
 }
 
 // All returns every topic config, sorted by name.
@@ -364,6 +440,13 @@ func (t *Topics) All() []protocol.TopicConfig {
 		out = append(out, t.table[name])
 	}
 	return out
+}
+
+// Len returns the number of topics.
+func (t *Topics) Len() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.table)
 }
 
 // DataVersion returns the data version: a new counter and timestamp after
@@ -394,9 +477,26 @@ func (t *Topics) SetBrokerPermission(perm int) error {
 func (t *Topics) Wrapper() protocol.TopicConfigSerializeWrapper {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
+	return t.wrapperLocked(maps.Keys(t.table), len(t.table))
+}
+
+// WrapperOf is Wrapper for the named topics only, those that exist, with
+// the data version of the whole table: the body of an incremental
+// registration (registerIncrementBrokerData) after they changed.
+func (t *Topics) WrapperOf(names []string) protocol.TopicConfigSerializeWrapper {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.wrapperLocked(slices.Values(names), len(names))
+}
+
+func (t *Topics) wrapperLocked(names iter.Seq[string], n int) protocol.TopicConfigSerializeWrapper {
 	mask := t.brokerPerm&protocol.PermRead == 0 || t.brokerPerm&protocol.PermWrite == 0
-	table := make(map[string]protocol.TopicConfig, len(t.table))
-	for name, c := range t.table {
+	table := make(map[string]protocol.TopicConfig, n)
+	for name := range names {
+		c, ok := t.table[name]
+		if !ok {
+			continue
+		}
 		c.Attributes = maps.Clone(c.Attributes)
 		if mask {
 			c.Perm &= t.brokerPerm
@@ -420,20 +520,28 @@ func (t *Topics) EncodeAllJSON() []byte {
 func (t *Topics) encode(pretty bool) []byte {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
+	return t.encodeLocked(pretty)
+}
+
+func (t *Topics) encodeLocked(pretty bool) []byte {
 	w := fastjson.NewWriter(make([]byte, 0, 256*len(t.table)), pretty)
 	writeTopicWrapper(w, t.table, t.version)
 	return w.Bytes()
 }
 
-// Persist writes topics.json now, in fastjson's pretty form as a Java
-// broker writes it. Changes persist by themselves; this is for shutdown.
+// Persist writes topics.json whole now, in fastjson's pretty form as a
+// Java broker writes it, and empties its journal. Changes persist by
+// themselves; this is for shutdown, after which the file alone is the
+// table.
 func (t *Topics) Persist() error {
-	return t.file.save(func() []byte { return t.encode(true) })
+	return t.p.sync()
 }
 
-func (t *Topics) putLocked(c protocol.TopicConfig) {
+// putLocked stores c and queues its journal record.
+func (t *Topics) putLocked(c protocol.TopicConfig) uint64 {
 	t.table[c.TopicName] = c
 	t.bumpLocked()
+	return t.p.add(recPut, t.version, c.TopicName, EncodeTopicConfig(c))
 }
 
 func (t *Topics) bumpLocked() {

@@ -53,7 +53,7 @@ func TestOpenTopics_SystemTopics(t *testing.T) {
 	}
 	require.Len(t, tp.All(), 13)
 	require.Zero(t, tp.DataVersion().Counter)
-	require.NoFileExists(t, tp.file.path, "opening writes nothing")
+	require.NoFileExists(t, tp.p.file.path, "opening writes nothing")
 }
 
 func TestOpenTopics_Defaults(t *testing.T) {
@@ -309,7 +309,7 @@ func TestTopics_Persist_ExactFile(t *testing.T) {
 		"\t\t\t\"writeQueueNums\":4\n"+
 		"\t\t}\n"+
 		"\t}\n"+
-		"}", readFile(t, tp.file.path))
+		"}", readFile(t, tp.p.file.path))
 }
 
 func TestTopics_ReadsJavaFiles(t *testing.T) {
@@ -364,8 +364,10 @@ func TestOpenTopics_CorruptFileFallsBackToBak(t *testing.T) {
 	path := newTopicsPath(t)
 	tp := openTopics(t, path, TopicsOptions{})
 	require.NoError(t, tp.Update(protocol.TopicConfig{TopicName: "A", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}))
+	require.NoError(t, tp.Persist())
 	require.NoError(t, tp.Update(protocol.TopicConfig{TopicName: "B", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}))
-	corrupt(t, path)
+	require.NoError(t, tp.Persist())
+	corrupt(t, path) // the journal belongs to the file as it was: it is ignored
 
 	log, logs := testLogger()
 	back := openTopics(t, path, TopicsOptions{Logger: log})

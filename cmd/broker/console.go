@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+
+	"github.com/rocketstore/rocketstore/client/admin"
+	"github.com/rocketstore/rocketstore/console"
+	"github.com/rocketstore/rocketstore/server/broker"
+)
+
+// The broker.conf keys of the web console (ours; RocketMQ's dashboard is
+// a separate program): consoleEnable=false turns it off; consoleWrite is
+// loopback (the default: writes only from the loopback interface), true
+// or false (read-only).
+const (
+	keyConsoleEnable = "consoleEnable"
+	keyConsoleWrite  = "consoleWrite"
+)
+
+// consoleConfig is what the console keys say.
+type consoleConfig struct {
+	enable bool
+	write  console.WritePolicy
+}
+
+// readConsoleConfig reads the console keys of the broker.conf at path
+// ("" for none).
+func readConsoleConfig(path string) (consoleConfig, error) {
+	cc := consoleConfig{enable: true}
+	if path == "" {
+		return cc, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return cc, err
+	}
+	props, err := parseProperties(f)
+	f.Close()
+	if err != nil {
+		return cc, fmt.Errorf("%s: %w", path, err)
+	}
+	return consoleFromProperties(props)
+}
+
+func consoleFromProperties(props map[string]string) (consoleConfig, error) {
+	cc := consoleConfig{enable: true}
+	if v, ok := props[keyConsoleEnable]; ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return cc, fmt.Errorf("%s=%q is not true or false", keyConsoleEnable, v)
+		}
+		cc.enable = b
+	}
+	if v, ok := props[keyConsoleWrite]; ok {
+		w, err := console.ParseWritePolicy(v)
+		if err != nil {
+			return cc, fmt.Errorf("%s=%q is not loopback, true or false", keyConsoleWrite, v)
+		}
+		cc.write = w
+	}
+	return cc, nil
+}
+
+// mountConsole puts the web console on the broker's HTTP port (the
+// metrics server's, on when metricsExporterType=PROM) under /console/. It
+// is a client of the name servers of opts, as cmd/dashboard is. The
+// returned func stops it.
+func mountConsole(opts *broker.Options, cc consoleConfig, log *slog.Logger) (func(), error) {
+	if !cc.enable || opts.MetricsExporterType != "PROM" {
+		return func() {}, nil
+	}
+	ac, err := admin.New(admin.Options{NamesrvAddrs: opts.NamesrvAddrs})
+	if err != nil {
+		return nil, err
+	}
+	con, err := console.New(console.Options{Admin: ac, BasePath: "/console", Writes: cc.write, Logger: log.With("component", "console")})
+	if err != nil {
+		ac.Close()
+		return nil, err
+	}
+	if opts.HTTPHandlers == nil {
+		opts.HTTPHandlers = map[string]http.Handler{}
+	}
+	opts.HTTPHandlers["/console/"] = con
+	opts.HTTPHandlers["/console"] = con
+	return func() {
+		con.Close()
+		ac.Close()
+	}, nil
+}
