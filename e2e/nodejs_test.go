@@ -126,7 +126,7 @@ func (g *grpcBroker) group(t *testing.T, name string, orderly bool) {
 }
 
 // runNode runs one scenario of e2e/nodejs/scenario.js and decodes its result.
-func runNode(t *testing.T, node string, g *grpcBroker, scenario, topic, group string, count int, out any) {
+func runNode(t *testing.T, node string, g *grpcBroker, scenario, topic, group string, count int, out any, env ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -134,6 +134,7 @@ func runNode(t *testing.T, node string, g *grpcBroker, scenario, topic, group st
 	cmd.Dir = nodeClientDir
 	cmd.Env = append(os.Environ(), "ENDPOINT="+g.grpcAddr, "TOPIC="+topic, "GROUP="+group,
 		"COUNT="+strconv.Itoa(count), "DEADLINE_MS=75000")
+	cmd.Env = append(cmd.Env, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
@@ -286,5 +287,20 @@ func TestE2E_NodeJSClient(t *testing.T) {
 		seen := slices.Clone(res.Seen)
 		slices.Sort(seen)
 		require.Equal(t, res.Sent, slices.Compact(seen), "every message consumed")
+	})
+
+	t.Run("PushConsumerFIFO", func(t *testing.T) {
+		t.Parallel()
+		g.topic(t, "NodePushFifo", "FIFO")
+		g.group(t, "NodeGroupPF", true)
+		var res struct {
+			Bodies []string `json:"bodies"`
+		}
+		runNode(t, node, g, "push", "NodePushFifo", "NodeGroupPF", 10, &res, "FIFO=true")
+		var want []string
+		for i := range 10 {
+			want = append(want, fmt.Sprintf("push-%d", i))
+		}
+		require.Equal(t, want, res.Bodies, "a FIFO push consumer gets a message group in order, once")
 	})
 }

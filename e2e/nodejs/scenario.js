@@ -168,25 +168,28 @@ const scenarios = {
   async push() {
     const p = await producer();
     const sent = new Set();
+    const fifo = process.env.FIFO === 'true';
     for (let i = 0; i < count; i++) {
-      const r = await p.send({ topic, tag: 'P', body: Buffer.from(`push-${i}`) });
+      const r = await p.send({ topic, tag: 'P', body: Buffer.from(`push-${i}`), ...(fifo ? { messageGroup: 'order-1' } : {}) });
       sent.add(r.messageId);
     }
     await p.shutdown();
     const seen = [];
+    const bodies = [];
     let done;
     const all = new Promise(resolve => { done = resolve; });
     const c = new PushConsumer({ endpoints, namespace: '', consumerGroup: group, logger: quiet,
       subscriptions: new Map([[ topic, '*' ]]), longPollingTimeout: 5000,
       messageListener: { async consume(m) {
         seen.push(m.messageId);
+        bodies.push(m.body.toString());
         if (seen.length >= count) done();
         return ConsumeResult.SUCCESS;
       } } });
     await c.startup();
     await Promise.race([ all, new Promise((_, reject) => setTimeout(() => reject(new Error('push consumer timed out')), left())) ]);
     await c.shutdown();
-    return { sent: [ ...sent ], seen };
+    return { sent: [ ...sent ], seen, bodies };
   },
 };
 
