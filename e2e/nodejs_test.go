@@ -78,7 +78,9 @@ func startGRPCBroker(t *testing.T) *grpcBroker {
 func (g *grpcBroker) start(t *testing.T) {
 	t.Helper()
 	_, gport, _ := net.SplitHostPort(g.grpcAddr)
-	g.cmd = exec.Command(g.bin, "-namesrv.listen", g.nsAddr, "-listen", g.addr,
+	conf := filepath.Join(g.dir, "broker.conf") // transaction checks come soon
+	require.NoError(t, os.WriteFile(conf, []byte("transactionCheckInterval=1000\ntransactionTimeOut=1000\n"), 0o644))
+	g.cmd = exec.Command(g.bin, "-c", conf, "-namesrv.listen", g.nsAddr, "-listen", g.addr,
 		"-store.dir", filepath.Join(g.dir, "store"), "-grpcServerPort", gport)
 	g.cmd.Stderr = &g.logs
 	require.NoError(t, g.cmd.Start())
@@ -256,6 +258,20 @@ func TestE2E_NodeJSClient(t *testing.T) {
 		}
 		runNode(t, node, g, "wrongtype", "NodeNormal2", "NodeGroupW", 1, &res)
 		require.Contains(t, res.Error, "message type")
+	})
+
+	t.Run("TransactionCommitRollbackCheckBack", func(t *testing.T) {
+		t.Parallel()
+		g.topic(t, "NodeTx", "TRANSACTION")
+		var res struct {
+			Received []string `json:"received"`
+			Extra    int      `json:"extra"`
+			Checked  []string `json:"checked"`
+		}
+		runNode(t, node, g, "transaction", "NodeTx", "NodeGroupT", 3, &res)
+		require.Equal(t, []string{"commit", "open"}, res.Received, "the committed one and the one committed at the check")
+		require.Zero(t, res.Extra, "the rolled back message was delivered")
+		require.Contains(t, res.Checked, "open", "the broker never checked the open transaction back")
 	})
 
 	t.Run("PushConsumer", func(t *testing.T) {

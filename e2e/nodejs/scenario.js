@@ -6,7 +6,7 @@
 'use strict';
 const assert = require('node:assert/strict');
 const { Producer, SimpleConsumer, PushConsumer, ConsumeResult, FilterExpression } = require('rocketmq-client-nodejs');
-const { FilterType } = require('rocketmq-client-nodejs/proto/apache/rocketmq/v2/definition_pb');
+const { FilterType, TransactionResolution } = require('rocketmq-client-nodejs/proto/apache/rocketmq/v2/definition_pb');
 
 const endpoints = process.env.ENDPOINT;
 const topic = process.env.TOPIC;
@@ -140,6 +140,28 @@ const scenarios = {
     }
     await p.shutdown();
     return { error };
+  },
+
+  // Transactions: a commit is delivered, a rollback is not, and one left
+  // open is committed when the broker checks back through Telemetry.
+  async transaction() {
+    const checked = [];
+    const p = await producer({ checker: { async check(m) {
+      checked.push(m.body.toString());
+      return m.body.toString() === 'open' ? TransactionResolution.COMMIT : TransactionResolution.ROLLBACK;
+    } } });
+    for (const [ body, end ] of [[ 'commit', 'commit' ], [ 'rollback', 'rollback' ], [ 'open', null ]]) {
+      const tx = p.beginTransaction();
+      await p.send({ topic, tag: 'TX', body: Buffer.from(body) }, tx);
+      if (end === 'commit') await tx.commit();
+      if (end === 'rollback') await tx.rollback();
+    }
+    const c = await simple('*', 5000);
+    const got = await receiveUntil(c, 2);
+    const extra = await c.receive(32, 15000);
+    await c.shutdown();
+    await p.shutdown();
+    return { received: got.map(m => m.body.toString()).sort(), extra: extra.length, checked };
   },
 
   // Push consumer: every message consumed once, acked.

@@ -583,45 +583,6 @@ func TestServer_AnswersInKind(t *testing.T) {
 	}
 }
 
-// After the last answer, Shutdown keeps the connections open while
-// requests still come, refusing them with SERVICE_NOT_AVAILABLE, so that a
-// client's request sent just after an answer is answered, not lost with
-// the connection; it closes them once they are quiet.
-func TestServer_Shutdown_LingersWhileRequestsCome(t *testing.T) {
-	checkNoLeaks(t)
-	s := newServer(t, Options{})
-	held := deferPulls(s, 1)
-	s.RegisterFunc(GetConsumerListByGroup, echo)
-	s.ServeWhileDraining(GetConsumerListByGroup)
-	addr := startServer(t, s)
-	c := newClient(t, Options{})
-	pulled := make(chan *Command, 1)
-	go func() {
-		resp, _ := c.Invoke(timeoutCtx(t), addr, NewRequest(PullMessage, nil, nil))
-		pulled <- resp
-	}()
-	pull := recv(t, held)
-	shut := make(chan error, 1)
-	go func() { shut <- s.Shutdown(timeoutCtx(t)) }()
-	require.Eventually(t, func() bool { return s.ep.draining.Load() }, waitTimeout, time.Millisecond)
-	require.NoError(t, pull.Respond(NewResponse(PullNotFound, "")))
-	require.Equal(t, PullNotFound, recv(t, pulled).Code)
-	// As a pull loop does: the next request right after the answer, and
-	// more, each within the quiet period.
-	for range 5 {
-		resp, err := c.Invoke(timeoutCtx(t), addr, NewRequest(PullMessage, nil, nil))
-		require.NoError(t, err, "a request after the last answer met a closed connection")
-		require.Equal(t, ServiceNotAvailable, resp.Code)
-		time.Sleep(lingerQuiet / 4) // the client's pace, not a wait for the server
-	}
-	// A code served while draining is answered by its processor.
-	resp, err := c.Invoke(timeoutCtx(t), addr, NewRequest(GetConsumerListByGroup, nil, nil))
-	require.NoError(t, err)
-	require.Equal(t, Success, resp.Code)
-	require.NoError(t, recv(t, shut))
-	require.Zero(t, s.ConnCount())
-}
-
 // TestServer_RespondDoesNotWaitForAPeerThatDoesNotRead: one goroutine
 // answers the deferred requests of two connections, as a hold service
 // does. The first peer reads nothing, so its answers (8 MiB) cannot all be
