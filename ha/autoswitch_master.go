@@ -31,6 +31,7 @@ type AutoSwitchMaster struct {
 
 	mu      sync.Mutex // guards acks, conns and members
 	acks    map[int64]int64
+	ackConn map[int64]*asConn // the connection each ack came on
 	conns   map[*asConn]struct{}
 	members []int64 // the SyncStateSet (and a pending change) but the master
 
@@ -59,7 +60,7 @@ func NewAutoSwitchMaster(st *store.MessageStore, epochs *EpochFile, addr string,
 		return nil, fmt.Errorf("ha: autoswitch master: %w", err)
 	}
 	m := &AutoSwitchMaster{st: st, epochs: epochs, opts: opts, log: opts.Logger, ln: ln, confirm: confirm,
-		acks: map[int64]int64{}, conns: map[*asConn]struct{}{}, done: make(chan struct{})}
+		acks: map[int64]int64{}, ackConn: map[int64]*asConn{}, conns: map[*asConn]struct{}{}, done: make(chan struct{})}
 	if m.confirm == nil {
 		m.confirm = m.ConfirmOffset
 	}
@@ -148,8 +149,11 @@ func (m *AutoSwitchMaster) serve(c *asConn) {
 		c.nc.Close()
 		m.mu.Lock()
 		delete(m.conns, c)
-		if id >= 0 {
+		if id >= 0 && m.ackConn[id] == c {
+			// Not when the slave already came back on another
+			// connection: its entry is that one's.
 			delete(m.acks, id)
+			delete(m.ackConn, id)
 		}
 		m.mu.Unlock()
 		m.recompute()
@@ -186,6 +190,7 @@ func (m *AutoSwitchMaster) serve(c *asConn) {
 			}
 			m.mu.Lock()
 			m.acks[id] = r.MaxOffset
+			m.ackConn[id] = c
 			m.mu.Unlock()
 			m.recompute()
 			if !sent {

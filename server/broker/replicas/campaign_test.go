@@ -75,6 +75,7 @@ func TestGroupCampaign(t *testing.T) {
 			}
 		}()
 		require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 50 }, 30*time.Second, time.Millisecond)
+		before, _ := m.m.Role()
 		killed := time.Now()
 		require.NoError(t, m.m.Close())
 		<-done
@@ -82,6 +83,11 @@ func TestGroupCampaign(t *testing.T) {
 		old := m
 		m = master(t, nodes, epoch+1, fmt.Sprintf("round %d: no new master", round))
 		failovers = append(failovers, time.Since(killed))
+		if end := m.m.Store().MaxPhyOffset(); len(acked) > 0 && end < acked[len(acked)-1].end {
+			after, _ := m.m.Role()
+			t.Fatalf("round %d: acknowledged up to %d, new master %d (epoch %d) ends at %d; the old master %d had SyncStateSet %v (epoch %d)",
+				round, acked[len(acked)-1].end, after.BrokerID, after.MasterEpoch, end, before.BrokerID, before.SyncStateSet, before.SSEpoch)
+		}
 		for _, a := range acked {
 			totalAcked++
 			b := readLog(t, m.m.Store(), a.end)[a.off:a.end]

@@ -361,7 +361,10 @@ func (m *Manager) checkSyncStateSet() error {
 	ms.SetSyncStateSet(r.BrokerID, cur, want)
 	nr, err := m.agent.AlterSyncStateSet(want)
 	if err != nil {
-		ms.SetSyncStateSet(r.BrokerID, cur, nil)
+		// The union stays: the controller may have applied the change
+		// and only its answer was lost (upstream's #5663). The next role
+		// the agent learns says which set holds.
+		m.agent.Resync()
 		return fmt.Errorf("%v -> %v: %w", cur, want, err)
 	}
 	ms.SetSyncStateSet(r.BrokerID, nr.SyncStateSet, nil)
