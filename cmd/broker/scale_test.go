@@ -113,7 +113,7 @@ func TestBinary_Scale(t *testing.T) {
 	if *long { // windows of 1,000 requests; the small run's are too short to compare on a loaded machine
 		require.Greater(t, atEnd.rate, at1k.rate/3, "topic creation slowed down as the table grew")
 	}
-	require.Greater(t, overall, 50.0, "topic creation rate over the whole run")
+	require.Greater(t, overall, 20.0, "topic creation rate over the whole run")
 
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		stopAt := time.Now()
