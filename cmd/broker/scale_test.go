@@ -138,7 +138,11 @@ func TestBinary_Scale(t *testing.T) {
 		r.logCosts(queues)
 	}
 	require.NoError(t, r.p.cmd.Process.Signal(syscall.SIGTERM))
-	<-r.p.exited
+	select {
+	case <-r.p.exited:
+	case <-time.After(10 * time.Minute):
+		t.Fatal("the broker did not exit after the last SIGTERM")
+	}
 }
 
 // start starts the broker with RLIMIT_NOFILE 20,000 (soft and hard: a Go
