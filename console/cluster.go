@@ -45,7 +45,7 @@ func parallel(n, limit int, fn func(i int)) {
 // brokers lists every broker of the name server's cluster info with its
 // runtime figures (one call per broker, in parallel).
 func (c *Console) brokers(ctx context.Context) ([]brokerRow, error) {
-	ci, err := c.ac.ClusterInfo(ctx)
+	ci, err := c.adm(ctx).ClusterInfo(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (c *Console) brokers(ctx context.Context) ([]brokerRow, error) {
 	}
 	parallel(len(rows), 8, func(i int) {
 		r := &rows[i]
-		kv, err := c.ac.BrokerRuntimeInfo(ctx, r.Addr)
+		kv, err := c.adm(ctx).BrokerRuntimeInfo(ctx, r.Addr)
 		if err != nil {
 			r.Err = errorText(err)
 			return
@@ -158,10 +158,10 @@ func (c *Console) brokerPage(ctx context.Context, r *http.Request) (view, error)
 		return view{}, notFound{"no broker " + addr + " in the name server's cluster info"}
 	}
 	d := brokerData{Broker: bs[i]}
-	if rt, err := c.ac.BrokerRuntimeInfo(ctx, addr); err == nil {
+	if rt, err := c.adm(ctx).BrokerRuntimeInfo(ctx, addr); err == nil {
 		d.Runtime = sortedKV(rt)
 	}
-	if cfg, err := c.ac.BrokerConfig(ctx, addr); err == nil {
+	if cfg, err := c.adm(ctx).BrokerConfig(ctx, addr); err == nil {
 		d.Config = sortedKV(cfg)
 	}
 	now := time.Now()
@@ -177,7 +177,7 @@ func sortedKV(m map[string]string) []kv {
 	out := make([]kv, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]
-		if secretKey(k) && v != "" {
+		if v != "" && (secretKey(k) || secretValue(v)) {
 			v = "******"
 		}
 		out = append(out, kv{k, v})
@@ -187,7 +187,7 @@ func sortedKV(m map[string]string) []kv {
 
 // masters returns the master address of every broker group, by name.
 func (c *Console) masters(ctx context.Context) (map[string]string, *protocol.ClusterInfo, error) {
-	ci, err := c.ac.ClusterInfo(ctx)
+	ci, err := c.adm(ctx).ClusterInfo(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

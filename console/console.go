@@ -45,6 +45,11 @@ type Options struct {
 	Timeout time.Duration
 	// Logger receives the console's errors; nil discards.
 	Logger *slog.Logger
+	// Login, when set, makes the console ask for a user of the brokers'
+	// access control and act with that user's rights (their policies
+	// decide what they may read and write; Writes is then not used).
+	// Admin still draws the lists of names and the charts.
+	Login LoginFunc
 }
 
 func (o Options) withDefaults() Options {
@@ -73,6 +78,7 @@ type Console struct {
 	pages   map[string]*template.Template
 	csrfKey []byte
 	hist    *history
+	users   sessions
 	// topicList and groupList are the names the list pages filter.
 	topicList, groupList namesCache
 
@@ -109,10 +115,12 @@ func New(opts Options) (*Console, error) {
 	return c, nil
 }
 
-// Close stops the sampler. It does not close Options.Admin.
+// Close stops the sampler and ends the sessions. It does not close
+// Options.Admin.
 func (c *Console) Close() error {
 	c.closeOnce.Do(func() { close(c.stop) })
 	c.wg.Wait()
+	c.users.closeAll()
 	return nil
 }
 
@@ -136,7 +144,10 @@ func (c *Console) routes() {
 	get("/messages", c.messagesPage)
 	get("/message", c.messagePage)
 	get("/dlq", c.dlqPage)
-	m.Handle("GET "+b+"/dlq/export", c.guard(http.HandlerFunc(c.dlqExport)))
+	m.Handle("GET "+b+"/dlq/export", c.guard(c.loggedIn(http.HandlerFunc(c.dlqExport))))
+	m.Handle("GET "+b+"/login", c.page(c.loginPage))
+	m.Handle("POST "+b+"/login", c.guard(http.HandlerFunc(c.login)))
+	m.Handle("POST "+b+"/logout", c.guard(http.HandlerFunc(c.logout)))
 	post("/topic/update", c.topicUpdate)
 	post("/topic/delete", c.topicDelete)
 	post("/topic/send", c.topicSend)
@@ -175,6 +186,7 @@ type pageData struct {
 	CSRF     string
 	CanWrite bool
 	Writes   string // the policy, in words
+	User     string // logged in, with Options.Login
 	Flash    string
 	Error    string
 	Data     any
@@ -207,10 +219,20 @@ func (c *Console) page(h pageFunc) http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), c.opts.Timeout)
 		defer cancel()
 		tm := &timings{}
-		v, err := h(context.WithValue(ctx, timingsKey{}, tm), r)
+		ctx = context.WithValue(ctx, timingsKey{}, tm)
+		user := ""
+		if c.opts.Login != nil && !strings.HasSuffix(r.URL.Path, "/login") {
+			s := c.session(r)
+			if s == nil {
+				http.Redirect(w, r, link(c.opts.BasePath+"/login", "next", strings.TrimPrefix(r.URL.RequestURI(), c.opts.BasePath)), http.StatusSeeOther)
+				return
+			}
+			ctx, user = context.WithValue(ctx, sessionKey{}, s), s.user
+		}
+		v, err := h(ctx, r)
 		status := http.StatusOK
 		d := pageData{Base: c.opts.BasePath, Title: v.Title, Nav: v.Nav, CSRF: token, CanWrite: c.canWrite(r),
-			Writes: c.opts.Writes.String(), Flash: c.flash(r), Data: v.Data}
+			Writes: c.opts.Writes.String(), User: user, Flash: c.flash(r), Data: v.Data}
 		if err != nil {
 			status = statusOf(err)
 			d.Error = errorText(err)
@@ -279,6 +301,9 @@ func (c *Console) action(h actionFunc) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 2*c.opts.Timeout)
 		defer cancel()
+		if c.opts.Login != nil {
+			ctx = context.WithValue(ctx, sessionKey{}, c.session(r)) // checkWrite saw one
+		}
 		to, flash, err := h(ctx, r)
 		if err != nil {
 			c.fail(w, r, statusOf(err), err, start)
@@ -306,9 +331,29 @@ func (c *Console) flash(r *http.Request) string {
 	return f
 }
 
+// loggedIn refuses a request without a session when the console asks
+// for a user, and gives the handler the session's client.
+func (c *Console) loggedIn(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c.opts.Login != nil {
+			s := c.session(r)
+			if s == nil {
+				http.Error(w, "log in first", http.StatusUnauthorized)
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, s))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, status int, err error, start time.Time) {
-	c.render(w, status, "error.html", pageData{Base: c.opts.BasePath, Title: "Error", CSRF: c.csrfToken(w, r),
-		CanWrite: c.canWrite(r), Writes: c.opts.Writes.String(), Error: errorText(err)}, start)
+	d := pageData{Base: c.opts.BasePath, Title: "Error", CSRF: c.csrfToken(w, r),
+		CanWrite: c.canWrite(r), Writes: c.opts.Writes.String(), Error: errorText(err)}
+	if s := c.session(r); s != nil {
+		d.User = s.user
+	}
+	c.render(w, status, "error.html", d, start)
 }
 
 // userError is a request the console cannot carry out as asked (bad

@@ -169,8 +169,9 @@ func TestSecretKey(t *testing.T) {
 	for _, k := range []string{"brokerName", "listenPort", "storePathRootDir"} {
 		require.False(t, secretKey(k), k)
 	}
-	kvs := sortedKV(map[string]string{"secretKey": "s3cr3t", "brokerName": "b"})
-	require.Equal(t, []kv{{"brokerName", "b"}, {"secretKey", "******"}}, kvs)
+	kvs := sortedKV(map[string]string{"secretKey": "s3cr3t", "brokerName": "b", "initAuthenticationUser": `{"username":"root","password":"p"}`,
+		"someNewKey": `{"accessKey":"a","secretKey":"s"}`})
+	require.Equal(t, []kv{{"brokerName", "b"}, {"initAuthenticationUser", "******"}, {"secretKey", "******"}, {"someNewKey", "******"}}, kvs)
 }
 
 func TestParseWhen(t *testing.T) {

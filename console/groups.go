@@ -85,7 +85,7 @@ func (c *Console) groupsPage(ctx context.Context, r *http.Request) (view, error)
 	parallel(len(page), 8, func(i int) {
 		row := groupRow{Name: page[i]}
 		for _, addr := range masters {
-			cs, err := c.ac.ConsumeStats(ctx, addr, page[i], "")
+			cs, err := c.adm(ctx).ConsumeStats(ctx, addr, page[i], "")
 			if err != nil {
 				if !admin.IsCode(err, remoting.SubscriptionGroupNotExist) && !admin.IsCode(err, remoting.ConsumerNotOnline) {
 					row.Err = errorText(err)
@@ -95,7 +95,7 @@ func (c *Console) groupsPage(ctx context.Context, r *http.Request) (view, error)
 			row.Lag += cs.Lag()
 			row.TPS += cs.ConsumeTps
 		}
-		if cc, err := c.ac.ConsumerConnection(ctx, by[page[i]], page[i]); err == nil {
+		if cc, err := c.adm(ctx).ConsumerConnection(ctx, by[page[i]], page[i]); err == nil {
 			row.Clients, row.ConsumeType, row.Model = len(cc.ConnectionSet), cc.ConsumeType, cc.MessageModel
 		}
 		d.Rows[i] = row
@@ -134,10 +134,8 @@ func (c *Console) groupPage(ctx context.Context, r *http.Request) (view, error) 
 		return view{}, badRequest("which group? give ?g=GroupName")
 	}
 	d := groupData{Group: group, Now: time.Now().Format("2006-01-02T15:04:05")}
-	cs, err := c.ac.GroupConsumeStats(ctx, group, "")
+	cs, err := c.groupStats(ctx, group)
 	switch {
-	case admin.IsCode(err, remoting.TopicNotExist):
-		// No retry topic: a group no consumer has joined yet.
 	case err != nil:
 		return view{}, err
 	default:
@@ -157,7 +155,7 @@ func (c *Console) groupPage(ctx context.Context, r *http.Request) (view, error) 
 		c.hist.watch("lag:"+group, now)
 	}
 	d.Chart = chart("Lag of "+group, "msgs", c.hist.get("lag:"+group), c.opts.History, time.Now())
-	cc, err := c.ac.GroupConsumerConnection(ctx, group)
+	cc, err := c.adm(ctx).GroupConsumerConnection(ctx, group)
 	if err != nil {
 		if !admin.IsCode(err, remoting.TopicNotExist) && !admin.IsCode(err, remoting.ConsumerNotOnline) {
 			d.ConnErr = errorText(err)
@@ -173,6 +171,31 @@ func (c *Console) groupPage(ctx context.Context, r *http.Request) (view, error) 
 		}
 	}
 	return view{Template: "group.html", Title: "Group " + group, Nav: "groups", Data: d}, nil
+}
+
+// groupStats is a group's progress over the masters of its retry topic
+// (examineConsumeStats); a group whose consumers never started has none,
+// and is asked about on every master instead (its offsets may have been
+// committed by a tool).
+func (c *Console) groupStats(ctx context.Context, group string) (*protocol.ConsumeStats, error) {
+	cs, err := c.adm(ctx).GroupConsumeStats(ctx, group, "")
+	if !admin.IsCode(err, remoting.TopicNotExist) {
+		return cs, err
+	}
+	masters, _, err := c.masters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &protocol.ConsumeStats{OffsetTable: map[protocol.MessageQueue]protocol.OffsetWrapper{}}
+	for _, addr := range masters {
+		one, err := c.adm(ctx).ConsumeStats(ctx, addr, group, "")
+		if err != nil {
+			continue // not known there
+		}
+		maps.Copy(out.OffsetTable, one.OffsetTable)
+		out.ConsumeTps += one.ConsumeTps
+	}
+	return out, nil
 }
 
 // groupUpdate creates or updates a consumer group on every master of a
@@ -196,7 +219,7 @@ func (c *Console) groupUpdate(ctx context.Context, r *http.Request) (string, str
 	cfg.ConsumeMessageOrderly = r.PostFormValue("orderly") == "true"
 	cfg.ConsumeEnable = r.PostFormValue("consumeEnable") != "false"
 	for _, a := range addrs {
-		if err := c.ac.CreateSubscriptionGroup(ctx, a, cfg); err != nil {
+		if err := c.adm(ctx).CreateSubscriptionGroup(ctx, a, cfg); err != nil {
 			return "", "", err
 		}
 	}
@@ -217,7 +240,7 @@ func (c *Console) groupDelete(ctx context.Context, r *http.Request) (string, str
 	}
 	clean := r.PostFormValue("cleanOffset") == "true"
 	for _, a := range masters {
-		if err := c.ac.DeleteSubscriptionGroup(ctx, a, group, clean); err != nil {
+		if err := c.adm(ctx).DeleteSubscriptionGroup(ctx, a, group, clean); err != nil {
 			return "", "", err
 		}
 	}
@@ -261,7 +284,7 @@ func (c *Console) groupReset(ctx context.Context, r *http.Request) (string, stri
 	if err != nil {
 		return "", "", err
 	}
-	offsets, err := c.ac.ResetOffsetByTimeAll(ctx, topic, group, when, true)
+	offsets, err := c.adm(ctx).ResetOffsetByTimeAll(ctx, topic, group, when, true)
 	online := true
 	var re *admin.ResponseError
 	if admin.IsCode(err, remoting.ConsumerNotOnline) ||
@@ -269,7 +292,7 @@ func (c *Console) groupReset(ctx context.Context, r *http.Request) (string, stri
 		// does not exist.
 		errors.As(err, &re) && re.Code == remoting.SystemError && strings.Contains(re.Remark, "not exist") {
 		online = false
-		offsets, err = c.ac.ResetOffsetByTimeOffline(ctx, topic, group, when, true)
+		offsets, err = c.adm(ctx).ResetOffsetByTimeOffline(ctx, topic, group, when, true)
 	}
 	if err != nil {
 		return "", "", err
@@ -296,12 +319,12 @@ func (c *Console) producersPage(ctx context.Context, r *http.Request) (view, err
 		return v, nil
 	}
 	d.Asked = true
-	route, err := c.ac.TopicRoute(ctx, d.Topic)
+	route, err := c.adm(ctx).TopicRoute(ctx, d.Topic)
 	if err != nil {
 		return view{}, err
 	}
 	for _, addr := range admin.MasterAddrs(route.BrokerDatas) {
-		pc, err := c.ac.ProducerConnection(ctx, addr, d.Group)
+		pc, err := c.adm(ctx).ProducerConnection(ctx, addr, d.Group)
 		var re *admin.ResponseError
 		if errors.As(err, &re) && re.Code == remoting.SystemError && strings.Contains(re.Remark, "not exist") {
 			continue // the broker has never seen the group: no connection

@@ -217,7 +217,7 @@ func (c *Console) sampleTopic(ctx context.Context, topic string) (int64, error) 
 }
 
 func (c *Console) sampleGroup(ctx context.Context, group string) {
-	cs, err := c.ac.GroupConsumeStats(ctx, group, "")
+	cs, err := c.groupStats(ctx, group)
 	if err != nil {
 		return
 	}

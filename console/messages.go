@@ -117,7 +117,7 @@ func timeRange(b, e, tz string) (int64, int64, error) {
 // the offset of end (SEARCH_OFFSET_BY_TIMESTAMP, then pulls), as the
 // dashboard's queryMessageByTopic does.
 func (c *Console) byTime(ctx context.Context, topic string, begin, end int64) ([]msgRow, bool, error) {
-	route, err := c.ac.TopicRoute(ctx, topic)
+	route, err := c.adm(ctx).TopicRoute(ctx, topic)
 	if err != nil {
 		return nil, false, err
 	}
@@ -128,24 +128,24 @@ func (c *Console) byTime(ctx context.Context, topic string, begin, end int64) ([
 	capped := make([]bool, len(qs))
 	parallel(len(qs), 8, func(i int) {
 		q, addr := qs[i], rv.Masters[qs[i].BrokerName]
-		from, err := c.ac.SearchOffset(ctx, addr, topic, q.QueueID, begin)
+		from, err := c.adm(ctx).SearchOffset(ctx, addr, topic, q.QueueID, begin)
 		if err != nil {
 			errs[i] = err
 			return
 		}
-		to, err := c.ac.SearchOffset(ctx, addr, topic, q.QueueID, end+1)
+		to, err := c.adm(ctx).SearchOffset(ctx, addr, topic, q.QueueID, end+1)
 		if err != nil {
 			errs[i] = err
 			return
 		}
-		if maxOff, err := c.ac.MaxOffset(ctx, addr, topic, q.QueueID); err == nil && end >= time.Now().UnixMilli()-1000 {
+		if maxOff, err := c.adm(ctx).MaxOffset(ctx, addr, topic, q.QueueID); err == nil && end >= time.Now().UnixMilli()-1000 {
 			to = max(to, maxOff)
 		}
 		if to-from > maxFound { // the newest
 			from, capped[i] = to-maxFound, true
 		}
 		for off := from; off < to; {
-			pr, err := c.ac.Pull(ctx, addr, "TOOLS_CONSUMER", q, off, int(min(32, to-off)))
+			pr, err := c.adm(ctx).Pull(ctx, addr, "TOOLS_CONSUMER", q, off, int(min(32, to-off)))
 			if err != nil {
 				errs[i] = err
 				return
@@ -179,14 +179,14 @@ func (c *Console) byTime(ctx context.Context, topic string, begin, end int64) ([
 // byKey finds a topic's messages with a key, or with uniq a UNIQ_KEY
 // message id, on every master of the topic (QUERY_MESSAGE).
 func (c *Console) byKey(ctx context.Context, topic, key string, uniq bool) ([]msgRow, error) {
-	route, err := c.ac.TopicRoute(ctx, topic)
+	route, err := c.adm(ctx).TopicRoute(ctx, topic)
 	if err != nil {
 		return nil, err
 	}
 	masters := admin.MasterAddrs(route.BrokerDatas)
 	var rows []msgRow
 	for _, name := range slices.Sorted(maps.Keys(masters)) {
-		msgs, err := c.ac.QueryMessage(ctx, masters[name], topic, key, maxFound, 0, math.MaxInt64, uniq)
+		msgs, err := c.adm(ctx).QueryMessage(ctx, masters[name], topic, key, maxFound, 0, math.MaxInt64, uniq)
 		if err != nil {
 			return nil, err
 		}
@@ -205,7 +205,7 @@ func (c *Console) byID(ctx context.Context, topic, id string) ([]msgRow, error) 
 	if host, off, err := message.ParseOffsetMsgID(id); err == nil {
 		addr := host.String()
 		if name, ok := c.brokerName(ctx, addr); ok {
-			m, err := c.ac.ViewMessage(ctx, addr, off)
+			m, err := c.adm(ctx).ViewMessageOfTopic(ctx, addr, topic, off)
 			if err == nil {
 				return []msgRow{rowOf(m, name)}, nil
 			}
@@ -223,7 +223,7 @@ func (c *Console) byID(ctx context.Context, topic, id string) ([]msgRow, error) 
 // brokerName returns the name of the cluster's broker at addr; the
 // console talks only to the brokers the name server knows.
 func (c *Console) brokerName(ctx context.Context, addr string) (string, bool) {
-	ci, err := c.ac.ClusterInfo(ctx)
+	ci, err := c.adm(ctx).ClusterInfo(ctx)
 	if err != nil {
 		return "", false
 	}
@@ -306,7 +306,7 @@ func (c *Console) track(ctx context.Context, m *message.Message, broker string) 
 		groups = []string{g}
 	} else {
 		var err error
-		if groups, err = c.ac.QueryTopicConsumeByWho(ctx, addr, m.Topic); err != nil {
+		if groups, err = c.adm(ctx).QueryTopicConsumeByWho(ctx, addr, m.Topic); err != nil {
 			return []trackRow{{Group: "-", State: "UNKNOWN", Err: errorText(err)}}
 		}
 	}
@@ -316,12 +316,12 @@ func (c *Console) track(ctx context.Context, m *message.Message, broker string) 
 	out := make([]trackRow, len(groups))
 	parallel(len(groups), 8, func(i int) {
 		t := trackRow{Group: groups[i], State: "UNKNOWN"}
-		if cc, err := c.ac.ConsumerConnection(ctx, addr, groups[i]); err == nil {
+		if cc, err := c.adm(ctx).ConsumerConnection(ctx, addr, groups[i]); err == nil {
 			t.Clients = cc.ConnectionSet
 		}
 		if strings.HasPrefix(m.Topic, "%DLQ%") {
 			t.State = "DEAD_LETTER"
-		} else if cs, err := c.ac.ConsumeStats(ctx, addr, groups[i], m.Topic); err != nil {
+		} else if cs, err := c.adm(ctx).ConsumeStats(ctx, addr, groups[i], m.Topic); err != nil {
 			t.Err = errorText(err)
 		} else if o, ok := cs.OffsetTable[protocol.MessageQueue{Topic: m.Topic, BrokerName: broker, QueueID: m.QueueID}]; ok {
 			t.State = "NOT_CONSUME_YET"
@@ -363,7 +363,7 @@ func (c *Console) messageResend(ctx context.Context, r *http.Request) (string, s
 		back = "/"
 	}
 	if r.PostFormValue("how") == "retry" {
-		m, err := c.ac.ViewMessage(ctx, addr, off)
+		m, err := c.adm(ctx).ViewMessageOfTopic(ctx, addr, topic, off)
 		if err != nil {
 			return "", "", err
 		}
@@ -373,7 +373,7 @@ func (c *Console) messageResend(ctx context.Context, r *http.Request) (string, s
 		}
 		return back, fmt.Sprintf("resent %s to %s as a retry: %s, new id %s", id, group, res.Status, res.MsgID), nil
 	}
-	cc, err := c.ac.ConsumerConnection(ctx, addr, group)
+	cc, err := c.adm(ctx).ConsumerConnection(ctx, addr, group)
 	if err != nil && !admin.IsCode(err, remoting.ConsumerNotOnline) {
 		return "", "", err
 	}
@@ -386,7 +386,7 @@ func (c *Console) messageResend(ctx context.Context, r *http.Request) (string, s
 	} else if !slices.ContainsFunc(cc.ConnectionSet, func(x protocol.Connection) bool { return x.ClientID == client }) {
 		return "", "", badRequest("client %s is not connected to group %s", client, group)
 	}
-	res, err := c.ac.ConsumeMessageDirectly(ctx, addr, group, client, topic, id)
+	res, err := c.adm(ctx).ConsumeMessageDirectly(ctx, addr, group, client, topic, id)
 	if err != nil {
 		return "", "", err
 	}
@@ -408,7 +408,7 @@ var systemProps = map[string]bool{
 // sendToRetry sends a copy of m to a writable queue of %RETRY%group.
 func (c *Console) sendToRetry(ctx context.Context, group string, m *message.Message) (*admin.SendResult, error) {
 	retry := message.RetryTopicPrefix + group
-	route, err := c.ac.TopicRoute(ctx, retry)
+	route, err := c.adm(ctx).TopicRoute(ctx, retry)
 	if admin.IsCode(err, remoting.TopicNotExist) {
 		return nil, badRequest("group %s has no retry topic %s: no consumer of it has started", group, retry)
 	}
@@ -434,7 +434,7 @@ func (c *Console) sendToRetry(ctx context.Context, group string, m *message.Mess
 		copied[message.PropertyOriginMessageID] = message.OffsetMsgID(m.StoreHost, m.PhysicalOffset)
 	}
 	q := qs[int(m.PhysicalOffset)%len(qs)]
-	return c.ac.Send(ctx, rv.Masters[q.BrokerName], admin.SendRequest{Queue: q, Body: m.Body,
+	return c.adm(ctx).Send(ctx, rv.Masters[q.BrokerName], admin.SendRequest{Queue: q, Body: m.Body,
 		Tags: props[message.PropertyTags], Keys: props[message.PropertyKeys], Properties: copied})
 }
 

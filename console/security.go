@@ -54,8 +54,13 @@ func (p WritePolicy) String() string {
 	return "loopback"
 }
 
-// canWrite reports whether r may change anything under the policy.
+// canWrite reports whether r may change anything under the policy; with
+// a login, whether it comes from a logged-in user (whose policies the
+// brokers then apply).
 func (c *Console) canWrite(r *http.Request) bool {
+	if c.opts.Login != nil {
+		return c.session(r) != nil
+	}
 	switch c.opts.Writes {
 	case WritesAll:
 		return true
@@ -129,11 +134,20 @@ var (
 func (c *Console) checkWrite(r *http.Request) error {
 	if !c.canWrite(r) {
 		why := "writes are turned off (consoleWrite=false)"
-		if c.opts.Writes == WritesLoopback {
+		switch {
+		case c.opts.Login != nil:
+			why = "log in first"
+		case c.opts.Writes == WritesLoopback:
 			why = "writes are allowed from the loopback interface only (consoleWrite=loopback; set consoleWrite=true to allow all)"
 		}
 		return fmt.Errorf("%w: %s", ErrReadOnly, why)
 	}
+	return c.checkOriginAndToken(r)
+}
+
+// checkOriginAndToken refuses a form post from another origin or whose
+// CSRF token does not match.
+func (c *Console) checkOriginAndToken(r *http.Request) error {
 	if o := r.Header.Get("Origin"); o != "" && o != "null" {
 		u, err := url.Parse(o)
 		if err != nil || u.Host != r.Host {
@@ -151,13 +165,21 @@ func (c *Console) checkWrite(r *http.Request) error {
 }
 
 // secretKey reports whether a config key names a secret, whose value is
-// never shown.
+// never shown (initAuthenticationUser holds a password, ...Credentials a
+// secret key).
 func secretKey(k string) bool {
 	k = strings.ToLower(k)
-	for _, s := range []string{"secret", "password", "passwd", "accesskey", "token", "credential", "privatekey"} {
+	for _, s := range []string{"secret", "password", "passwd", "accesskey", "token", "credential", "privatekey", "authenticationuser"} {
 		if strings.Contains(k, s) {
 			return true
 		}
 	}
 	return false
+}
+
+// secretValue reports whether a config value carries a secret whatever
+// its key: JSON with a password or a secret key in it.
+func secretValue(v string) bool {
+	v = strings.ToLower(v)
+	return strings.Contains(v, `"password"`) || strings.Contains(v, `"secretkey"`)
 }

@@ -104,7 +104,7 @@ func (c *Console) topicsPage(ctx context.Context, r *http.Request) (view, error)
 	d.Rows = make([]topicRow, len(page))
 	parallel(len(page), 8, func(i int) {
 		row := topicRow{Name: page[i], Kind: topicKind(page[i])}
-		route, err := c.ac.TopicRoute(ctx, page[i])
+		route, err := c.adm(ctx).TopicRoute(ctx, page[i])
 		if err != nil {
 			row.Err = errorText(err)
 		} else {
@@ -120,7 +120,7 @@ func (c *Console) topicsPage(ctx context.Context, r *http.Request) (view, error)
 	})
 	timed(ctx, "routes", t1)
 	t2 := time.Now()
-	if ci, err := c.ac.ClusterInfo(ctx); err == nil {
+	if ci, err := c.adm(ctx).ClusterInfo(ctx); err == nil {
 		d.Clusters = slices.Sorted(maps.Keys(ci.ClusterAddrTable))
 	}
 	timed(ctx, "clusters", t2)
@@ -162,7 +162,7 @@ func (c *Console) topicPage(ctx context.Context, r *http.Request) (view, error) 
 	if topic == "" {
 		return view{}, badRequest("which topic? give ?t=TopicName")
 	}
-	route, err := c.ac.TopicRoute(ctx, topic)
+	route, err := c.adm(ctx).TopicRoute(ctx, topic)
 	if admin.IsCode(err, remoting.TopicNotExist) {
 		return view{}, notFound{fmt.Sprintf("the name server has no route for topic %s (a topic just created is routed once its broker registers it, within seconds)", topic)}
 	}
@@ -175,7 +175,7 @@ func (c *Console) topicPage(ctx context.Context, r *http.Request) (view, error) 
 	for _, qd := range d.Route {
 		d.ReadQ, d.WriteQ, d.Perm = max(d.ReadQ, qd.ReadQueueNums), max(d.WriteQ, qd.WriteQueueNums), qd.Perm
 	}
-	stats, err := c.ac.TopicStatsAll(ctx, topic)
+	stats, err := c.adm(ctx).TopicStatsAll(ctx, topic)
 	if err != nil {
 		return view{}, err
 	}
@@ -195,7 +195,7 @@ func (c *Console) topicPage(ctx context.Context, r *http.Request) (view, error) 
 	// The groups that consume it, and their lag on it.
 	seen := map[string]string{} // group -> a master that knows it
 	for _, name := range slices.Sorted(maps.Keys(rv.Masters)) {
-		gs, err := c.ac.QueryTopicConsumeByWho(ctx, rv.Masters[name], topic)
+		gs, err := c.adm(ctx).QueryTopicConsumeByWho(ctx, rv.Masters[name], topic)
 		if err != nil {
 			continue
 		}
@@ -213,14 +213,14 @@ func (c *Console) topicPage(ctx context.Context, r *http.Request) (view, error) 
 	parallel(len(groups), 8, func(i int) {
 		row := topicGroupRow{Group: groups[i]}
 		for _, addr := range rv.Masters {
-			cs, err := c.ac.ConsumeStats(ctx, addr, groups[i], topic)
+			cs, err := c.adm(ctx).ConsumeStats(ctx, addr, groups[i], topic)
 			if err != nil {
 				row.Err = errorText(err)
 				continue
 			}
 			row.Lag += cs.Lag()
 		}
-		if cc, err := c.ac.ConsumerConnection(ctx, seen[groups[i]], groups[i]); err == nil {
+		if cc, err := c.adm(ctx).ConsumerConnection(ctx, seen[groups[i]], groups[i]); err == nil {
 			row.Clients = len(cc.ConnectionSet)
 		}
 		d.Groups[i] = row
@@ -228,7 +228,7 @@ func (c *Console) topicPage(ctx context.Context, r *http.Request) (view, error) 
 	if g, ok := strings.CutPrefix(topic, "%DLQ%"); ok {
 		d.GroupForDLQ = g
 	}
-	if ci, err := c.ac.ClusterInfo(ctx); err == nil {
+	if ci, err := c.adm(ctx).ClusterInfo(ctx); err == nil {
 		d.Clusters = slices.Sorted(maps.Keys(ci.ClusterAddrTable))
 	}
 	return view{Template: "topic.html", Title: "Topic " + topic, Nav: "topics", Data: d}, nil
@@ -265,7 +265,7 @@ func (c *Console) clusterMasters(ctx context.Context, cluster string) ([]string,
 	if cluster == "" {
 		return nil, badRequest("choose a cluster")
 	}
-	m, err := c.ac.ClusterMasters(ctx, cluster)
+	m, err := c.adm(ctx).ClusterMasters(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -298,11 +298,12 @@ func (c *Console) topicUpdate(ctx context.Context, r *http.Request) (string, str
 	cfg := protocol.TopicConfig{TopicName: topic, ReadQueueNums: rq, WriteQueueNums: wq, Perm: perm,
 		Order: r.PostFormValue("order") == "true", TopicFilterType: "SINGLE_TAG"}
 	for _, a := range addrs {
-		if err := c.ac.CreateTopic(ctx, a, cfg); err != nil {
+		if err := c.adm(ctx).CreateTopic(ctx, a, cfg); err != nil {
 			return "", "", err
 		}
 	}
 	c.topicList.drop()
+	c.waitRoute(ctx, topic)
 	return link("/topic", "t", topic), fmt.Sprintf("topic %s saved on %d broker(s)", topic, len(addrs)), nil
 }
 
@@ -312,8 +313,25 @@ func (c *Console) formTopicRoute(ctx context.Context, r *http.Request) (string, 
 	if err := validName("topic", topic); err != nil {
 		return "", nil, err
 	}
-	route, err := c.ac.TopicRoute(ctx, topic)
+	route, err := c.adm(ctx).TopicRoute(ctx, topic)
 	return topic, route, err
+}
+
+// waitRoute waits up to 3 s for the name server to route a topic just
+// created (its broker registers it on its own), so that its page, shown
+// next, finds it.
+func (c *Console) waitRoute(ctx context.Context, topic string) {
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := c.adm(ctx).TopicRoute(ctx, topic); !admin.IsCode(err, remoting.TopicNotExist) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // topicDelete deletes a topic from the masters of its route and from the
@@ -324,11 +342,11 @@ func (c *Console) topicDelete(ctx context.Context, r *http.Request) (string, str
 		return "", "", err
 	}
 	for _, a := range admin.MasterAddrs(route.BrokerDatas) {
-		if err := c.ac.DeleteTopicInBroker(ctx, a, topic); err != nil {
+		if err := c.adm(ctx).DeleteTopicInBroker(ctx, a, topic); err != nil {
 			return "", "", err
 		}
 	}
-	if err := c.ac.DeleteTopicInNamesrv(ctx, topic); err != nil {
+	if err := c.adm(ctx).DeleteTopicInNamesrv(ctx, topic); err != nil {
 		return "", "", err
 	}
 	c.topicList.drop()
@@ -348,7 +366,7 @@ func (c *Console) topicSend(ctx context.Context, r *http.Request) (string, strin
 		return "", "", fmt.Errorf("topic %s: %w", topic, admin.ErrNoQueue)
 	}
 	q := qs[int(time.Now().UnixNano()/1000)%len(qs)]
-	res, err := c.ac.Send(ctx, rv.Masters[q.BrokerName], admin.SendRequest{Queue: q,
+	res, err := c.adm(ctx).Send(ctx, rv.Masters[q.BrokerName], admin.SendRequest{Queue: q,
 		Body: []byte(r.PostFormValue("body")), Tags: strings.TrimSpace(r.PostFormValue("tags")), Keys: strings.TrimSpace(r.PostFormValue("keys"))})
 	if err != nil {
 		return "", "", err

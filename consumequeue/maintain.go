@@ -35,6 +35,9 @@ func (q *Queue) Truncate(phyOffset int64) error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if err := q.writeTail(); err != nil {
+		return err
+	}
 	first := q.files.First()
 	if first == nil {
 		return nil

@@ -121,6 +121,12 @@ type Queue struct {
 	// passes over a queue whose head is above the CommitLog's new start
 	// without reading a file.
 	headPhys atomic.Int64
+	// tail holds units not yet written to tailFile (see tail.go); tailN
+	// is len(tail), for a look without the lock.
+	tailMu   sync.RWMutex
+	tail     []byte
+	tailFile *mappedfile.File
+	tailN    atomic.Int64
 	// dirty is set by Put when the queue has units to flush and no flush
 	// has taken it since; onDirty (the Table's) is told then.
 	dirty   atomic.Bool
@@ -400,6 +406,11 @@ func (q *Queue) Put(u Unit, queueOffset int64) error {
 		return fmt.Errorf("consumequeue: %s/%d: put queue offset %d, want %d (CommitLog offset %d): %w",
 			q.topic, q.queueID, queueOffset, next, u.Offset, ErrGap)
 	}
+	if q.tailFull() {
+		if err := q.writeTail(); err != nil {
+			return err
+		}
+	}
 	if f.IsFull() {
 		var err error
 		if f, err = q.files.LastOrCreate(next * UnitSize); err != nil {
@@ -407,15 +418,7 @@ func (q *Queue) Put(u Unit, queueOffset int64) error {
 		}
 		q.cur = f
 	}
-	pos := f.WrotePosition()
-	if pos+UnitSize > f.Size() || f.From()+int64(pos) != next*UnitSize {
-		return fmt.Errorf("consumequeue: %s/%d: file %s does not end at unit %d", q.topic, q.queueID, f.Path(), next)
-	}
-	if f.PreferCopy() {
-		if err := q.writeCold(f, pos, u); err != nil {
-			return err
-		}
-	} else if err := q.write(f, pos, UnitSize, func(w []byte) { encodeUnit(w, u) }); err != nil {
+	if err := q.put(f, next, u); err != nil {
 		return err
 	}
 	if f != q.preparedFor && f.WrotePosition() >= q.prepareAt {
@@ -486,19 +489,20 @@ func (q *Queue) write(f *mappedfile.File, pos, n int, fill func(w []byte)) error
 	return nil
 }
 
-// writeCold is write for one unit of a file that is not mapped: by
-// WriteAt (pwrite), so that a queue written once in a while is not mapped.
-func (q *Queue) writeCold(f *mappedfile.File, pos int, u Unit) error {
-	if err := f.Reserve(pos + UnitSize); err != nil {
-		return fmt.Errorf("consumequeue: %s/%d: %w", q.topic, q.queueID, err)
+// put writes u at queue offset next into f: to the tail while f is not
+// mapped (see tail.go), else through the mapping, once the tail is out.
+func (q *Queue) put(f *mappedfile.File, next int64, u Unit) error {
+	if f.PreferCopy() {
+		return q.appendTail(f, next, u)
 	}
-	var b [UnitSize]byte
-	encodeUnit(b[:], u)
-	if err := f.WriteAt(b[:], pos); err != nil {
-		return fmt.Errorf("consumequeue: %s/%d: %w", q.topic, q.queueID, err)
+	if err := q.writeTail(); err != nil {
+		return err
 	}
-	f.Advance(UnitSize)
-	return nil
+	pos := f.WrotePosition()
+	if pos+UnitSize > f.Size() || f.From()+int64(pos) != next*UnitSize {
+		return fmt.Errorf("consumequeue: %s/%d: file %s does not end at unit %d", q.topic, q.queueID, f.Path(), next)
+	}
+	return q.write(f, pos, UnitSize, func(w []byte) { encodeUnit(w, u) })
 }
 
 // Read copies up to len(dst) units into dst, starting at index and crossing
@@ -538,7 +542,11 @@ func (q *Queue) read(index int64, dst []Unit) int {
 		pos := int(off - f.From())
 		k := min(len(dst)-got, (f.ReadPosition()-pos)/UnitSize)
 		if k <= 0 {
-			break
+			n, retry := q.readTail(f, pos, dst[got:])
+			if got += n; n == 0 && !retry {
+				break
+			}
+			continue
 		}
 		if f.PreferCopy() {
 			n := readCold(f, pos, dst[got:got+k])
@@ -602,8 +610,16 @@ func (q *Queue) Unit(index int64) (Unit, bool) {
 }
 
 // Flush makes written units durable when at least leastPages pages of 4 KiB
-// wait (any amount when leastPages is 0, always for a full file).
+// wait (any amount when leastPages is 0, always for a full file). Units in
+// the tail (tail.go) are written out by a flush with leastPages 0 only.
 func (q *Queue) Flush(leastPages int) error {
+	if leastPages == 0 {
+		// A tail is less than a page (tailMax): it waits for a full flush,
+		// as a page written by fewer than leastPages would.
+		if err := q.writeTail(); err != nil {
+			return err
+		}
+	}
 	if _, err := q.files.Flush(leastPages); err != nil {
 		return fmt.Errorf("consumequeue: flush %s/%d: %w", q.topic, q.queueID, err)
 	}
@@ -618,7 +634,7 @@ func (q *Queue) Close() error {
 	if !q.closed.CompareAndSwap(false, true) {
 		return ErrClosed
 	}
-	if err := q.files.Close(); err != nil {
+	if err := errors.Join(q.writeTail(), q.files.Close()); err != nil {
 		return fmt.Errorf("consumequeue: close %s/%d: %w", q.topic, q.queueID, err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package consumequeue
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -327,14 +328,41 @@ func TestQueue_ZeroAllocs(t *testing.T) {
 
 // TestQueue_ConcurrentWriterReadersCleaner runs the writer, readers and the
 // cleaner at once; -race checks the positions, the readers check the units.
+// With a map budget of 1 the writer's file goes in and out of the
+// mapping (reads of older files take it), so its units go to the tail,
+// to pwrite and to the mapping in turn, while a flusher writes the tail
+// out.
 func TestQueue_ConcurrentWriterReadersCleaner(t *testing.T) {
-	q := openTest(t, t.TempDir(), 50)
+	for _, budget := range []int{0, 1} {
+		t.Run(fmt.Sprint("maxMappedFiles=", budget), func(t *testing.T) {
+			q, err := Open(t.TempDir(), testTopic, 3, Options{FileUnits: 50, MaxMappedFiles: budget})
+			require.NoError(t, err)
+			t.Cleanup(func() { q.Close() })
+			concurrentWriterReadersCleaner(t, q)
+		})
+	}
+}
+
+func concurrentWriterReadersCleaner(t *testing.T, q *Queue) {
 	const total = 1500
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	wg.Go(func() {
 		defer close(done)
 		putRange(t, q, 0, total)
+	})
+	wg.Go(func() { // the flusher
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if err := q.Flush(0); err != nil {
+				t.Error(err)
+				return
+			}
+		}
 	})
 	wg.Go(func() { // the cleaner keeps the last ~200 messages
 		for {

@@ -248,10 +248,13 @@ func (t *Table) Flush(leastPages int) error {
 	t.dirty, t.spare = t.spare[:0], nil
 	t.dirtyMu.Unlock()
 	var err error
+	if leastPages == 0 && len(qs) > syncFSAbove && t.plainFiles() {
+		err = t.syncAll(qs)
+	}
 	for i, q := range qs {
 		q.dirty.Store(false) // a Put from here on marks it again
 		err = errors.Join(err, q.Flush(leastPages))
-		if q.files.FlushedWhere() < q.files.MaxWrotePosition() && q.dirty.CompareAndSwap(false, true) {
+		if (q.tailN.Load() > 0 || q.files.FlushedWhere() < q.files.MaxWrotePosition()) && q.dirty.CompareAndSwap(false, true) {
 			t.markDirty(q)
 		}
 		qs[i] = nil
@@ -261,6 +264,37 @@ func (t *Table) Flush(leastPages int) error {
 		t.spare = qs[:0]
 	}
 	t.dirtyMu.Unlock()
+	return err
+}
+
+// syncFSAbove is how many queues a full flush syncs one by one; past it,
+// one syncfs(2) makes them all durable: at 100,000 queues written since
+// the last flush, one fsync each would take minutes on a slow disk.
+const syncFSAbove = 64
+
+// plainFiles reports whether the table's files are written through the
+// page cache (mmap, pwrite), which a syncfs makes durable.
+func (t *Table) plainFiles() bool {
+	m, ok := t.opts.Mapper.(mappedfile.MmapMapper)
+	return t.opts.Mapper == nil || ok && !m.HugePages
+}
+
+// syncAll writes out the tails of qs, makes the filesystem durable with
+// one syncfs and marks what the queues held before it flushed; the
+// per-queue flushes that follow then have nothing left to do.
+func (t *Table) syncAll(qs []*Queue) error {
+	var err error
+	ends := make([]int64, len(qs))
+	for i, q := range qs {
+		err = errors.Join(err, q.writeTail())
+		ends[i] = q.files.MaxWrotePosition()
+	}
+	if serr := mappedfile.SyncFS(t.root); serr != nil {
+		return errors.Join(err, serr) // the queues flush one by one below
+	}
+	for i, q := range qs {
+		q.files.MarkFlushed(ends[i])
+	}
 	return err
 }
 

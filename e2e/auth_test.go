@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -231,6 +232,7 @@ func TestAuth_GoClientWithCredentials(t *testing.T) {
 			{Resource: "Topic:secret*", Actions: []string{"Pub"}, Decision: "Deny"},
 			{Resource: "Topic:iponly", Actions: []string{"Pub"}, Decision: "Allow", SourceIps: []string{"10.0.0.0/8"}},
 			{Resource: "Group:gA", Actions: []string{"Sub"}, Decision: "Allow"},
+			{Resource: "Group:gDLQ", Actions: []string{"Sub"}, Decision: "Allow"},
 		}}}})
 
 	checkPolicies := func(t *testing.T) {
@@ -286,6 +288,33 @@ func TestAuth_GoClientWithCredentials(t *testing.T) {
 		mu.Lock()
 		require.Equal(t, []int32{0, 1}, attempts[:2])
 		mu.Unlock()
+
+		// A message that keeps failing ends in the group's dead letter
+		// topic: the client's send-backs are Group Sub.
+		b.createTopic("%RETRY%gDLQ")
+		require.NoError(t, sendOne(p, "orders", "dead-letter"))
+		var dead atomic.Int32
+		dc, err := rocketmq.NewPushConsumer(consumer.WithNameServer([]string{b.ns}), consumer.WithGroupName("gDLQ"),
+			consumer.WithInstance(unique("dci")), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
+			consumer.WithMaxReconsumeTimes(1),
+			consumer.WithCredentials(primitive.Credentials{AccessKey: aliceUser, SecretKey: alicePass}))
+		require.NoError(t, err)
+		require.NoError(t, dc.Subscribe("orders", consumer.MessageSelector{}, func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+			for _, m := range msgs {
+				if string(m.Body) == "dead-letter" {
+					dead.Add(1)
+					return consumer.ConsumeRetryLater, nil
+				}
+			}
+			return consumer.ConsumeSuccess, nil
+		}))
+		require.NoError(t, dc.Start())
+		defer dc.Shutdown()
+		require.Eventually(t, func() bool {
+			resp := b.call(rootUser, rootPass, remoting.GetMaxOffset, map[string]string{"topic": "%DLQ%gDLQ", "queueId": "0"}, nil)
+			return resp.Code == remoting.Success && resp.Ext("offset") == "1"
+		}, 60*time.Second, 50*time.Millisecond, "the message reaches %%DLQ%%gDLQ")
+		require.GreaterOrEqual(t, dead.Load(), int32(2), "delivered, retried once, then dead")
 
 		// A group without a policy is refused (pull and heartbeat).
 		resp := b.call(aliceUser, alicePass, remoting.PullMessage, map[string]string{"consumerGroup": "gB", "topic": "orders",

@@ -29,6 +29,13 @@ var mqadminBin struct {
 
 func mqadminPath(t *testing.T) string {
 	t.Helper()
+	require.NoError(t, buildMQAdmin(), "building cmd/mqadmin")
+	return mqadminBin.path
+}
+
+// buildMQAdmin builds the binary once; a test may start it early, on a
+// goroutine of its own, to have it ready when it needs it.
+func buildMQAdmin() error {
 	mqadminBin.once.Do(func() {
 		dir, err := os.MkdirTemp("", "mqadmin-e2e-")
 		if err != nil {
@@ -50,8 +57,7 @@ func mqadminPath(t *testing.T) string {
 		}
 		mqadminBin.path = path
 	})
-	require.NoError(t, mqadminBin.err, "building cmd/mqadmin")
-	return mqadminBin.path
+	return mqadminBin.err
 }
 
 type buildError struct {

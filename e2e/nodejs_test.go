@@ -78,7 +78,9 @@ func startGRPCBroker(t *testing.T) *grpcBroker {
 func (g *grpcBroker) start(t *testing.T) {
 	t.Helper()
 	_, gport, _ := net.SplitHostPort(g.grpcAddr)
-	g.cmd = exec.Command(g.bin, "-namesrv.listen", g.nsAddr, "-listen", g.addr,
+	conf := filepath.Join(g.dir, "broker.conf") // transaction checks come soon
+	require.NoError(t, os.WriteFile(conf, []byte("transactionCheckInterval=1000\ntransactionTimeOut=1000\n"), 0o644))
+	g.cmd = exec.Command(g.bin, "-c", conf, "-namesrv.listen", g.nsAddr, "-listen", g.addr,
 		"-store.dir", filepath.Join(g.dir, "store"), "-grpcServerPort", gport)
 	g.cmd.Stderr = &g.logs
 	require.NoError(t, g.cmd.Start())
@@ -124,7 +126,7 @@ func (g *grpcBroker) group(t *testing.T, name string, orderly bool) {
 }
 
 // runNode runs one scenario of e2e/nodejs/scenario.js and decodes its result.
-func runNode(t *testing.T, node string, g *grpcBroker, scenario, topic, group string, count int, out any) {
+func runNode(t *testing.T, node string, g *grpcBroker, scenario, topic, group string, count int, out any, env ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -132,6 +134,7 @@ func runNode(t *testing.T, node string, g *grpcBroker, scenario, topic, group st
 	cmd.Dir = nodeClientDir
 	cmd.Env = append(os.Environ(), "ENDPOINT="+g.grpcAddr, "TOPIC="+topic, "GROUP="+group,
 		"COUNT="+strconv.Itoa(count), "DEADLINE_MS=75000")
+	cmd.Env = append(cmd.Env, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
@@ -258,6 +261,20 @@ func TestE2E_NodeJSClient(t *testing.T) {
 		require.Contains(t, res.Error, "message type")
 	})
 
+	t.Run("TransactionCommitRollbackCheckBack", func(t *testing.T) {
+		t.Parallel()
+		g.topic(t, "NodeTx", "TRANSACTION")
+		var res struct {
+			Received []string `json:"received"`
+			Extra    int      `json:"extra"`
+			Checked  []string `json:"checked"`
+		}
+		runNode(t, node, g, "transaction", "NodeTx", "NodeGroupT", 3, &res)
+		require.Equal(t, []string{"commit", "open"}, res.Received, "the committed one and the one committed at the check")
+		require.Zero(t, res.Extra, "the rolled back message was delivered")
+		require.Contains(t, res.Checked, "open", "the broker never checked the open transaction back")
+	})
+
 	t.Run("PushConsumer", func(t *testing.T) {
 		t.Parallel()
 		g.topic(t, "NodePush", "")
@@ -270,5 +287,20 @@ func TestE2E_NodeJSClient(t *testing.T) {
 		seen := slices.Clone(res.Seen)
 		slices.Sort(seen)
 		require.Equal(t, res.Sent, slices.Compact(seen), "every message consumed")
+	})
+
+	t.Run("PushConsumerFIFO", func(t *testing.T) {
+		t.Parallel()
+		g.topic(t, "NodePushFifo", "FIFO")
+		g.group(t, "NodeGroupPF", true)
+		var res struct {
+			Bodies []string `json:"bodies"`
+		}
+		runNode(t, node, g, "push", "NodePushFifo", "NodeGroupPF", 10, &res, "FIFO=true")
+		var want []string
+		for i := range 10 {
+			want = append(want, fmt.Sprintf("push-%d", i))
+		}
+		require.Equal(t, want, res.Bodies, "a FIFO push consumer gets a message group in order, once")
 	})
 }

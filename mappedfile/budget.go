@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -243,9 +244,10 @@ func (f *File) syncUnmapped() (bool, error) {
 	})
 }
 
-// promoteAfter is how many accesses to a file under a budget that is not
-// mapped go by pread(2) or pwrite(2) before the next one maps it: a queue
-// used once in a while costs an open, a pread or pwrite and a close (some
+// promoteAfter is how many accesses within one second to a file under a
+// budget that is not mapped go by copies (pread(2), or a queue's in-memory
+// tail and a later pwrite(2)) before the next one maps it: a queue used
+// once in a while costs an open, a pread or pwrite and a close (some
 // 20 µs on this VM) rather than a map, a first page fault (100 µs to
 // several ms: a write fault on a fresh page of a sparse file may wait for
 // the journal) and, later, an unmap (some 140 µs); a queue used again and
@@ -255,10 +257,15 @@ const promoteAfter = 4
 // PreferCopy counts an access to the file and reports whether it should
 // copy with ReadAt or WriteAt rather than take a Slice or Space (which map
 // the file): a file under a budget that is not mapped, and was not used
-// often since it was last unmapped (see promoteAfter).
+// often lately (see promoteAfter). Puts spread over 100,000 queues then
+// map nothing; a queue used many times a second is mapped.
 func (f *File) PreferCopy() bool {
 	if f.budget == nil || f.coldReads.Load() > promoteAfter {
-		return false
+		return false // mapped, or to be mapped at this access
+	}
+	if now := time.Now().Unix(); f.coldSecond.Load() != now {
+		f.coldSecond.Store(now)
+		f.coldReads.Store(0) // a new second: count again
 	}
 	f.coldReads.Add(1)
 	return !f.isMapped()

@@ -40,12 +40,13 @@ type File struct {
 	// MapBudget); mapMu then guards region and data and the taking of
 	// references, used is the CLOCK mark, ringIdx the file's place in
 	// the budget (guarded by budget.mu), mapErr the last map failure.
-	budget    *MapBudget
-	mapMu     sync.Mutex
-	used      atomic.Bool
-	coldReads atomic.Int32 // accesses PreferCopy counted since the file was last unmapped
-	ringIdx   int
-	mapErr    atomic.Pointer[error]
+	budget     *MapBudget
+	mapMu      sync.Mutex
+	used       atomic.Bool
+	coldReads  atomic.Int32 // accesses PreferCopy counted in coldSecond (or since, once mapped)
+	coldSecond atomic.Int64 // the Unix second coldReads counts in
+	ringIdx    int
+	mapErr     atomic.Pointer[error]
 
 	// buf is the pool buffer writes go to first, nil when writing to the
 	// mapping directly. It never changes after creation; once the file is full

@@ -86,9 +86,6 @@ func OpenQueue(dir string, fileSize int, opts QueueOptions) (*Queue, error) {
 	if fileSize <= 0 || fileSize%pageSize != 0 && fileSize%20 != 0 {
 		return nil, fmt.Errorf("mappedfile: queue %s: file size %d must be positive", dir, fileSize)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("mappedfile: queue: %w", err)
-	}
 	q := &Queue{dir: dir, fileSize: fileSize, opts: opts, log: opts.Logger}
 	if q.log == nil {
 		q.log = slog.New(slog.DiscardHandler)
@@ -101,6 +98,13 @@ func OpenQueue(dir string, fileSize int, opts QueueOptions) (*Queue, error) {
 
 func (q *Queue) load() error {
 	entries, err := os.ReadDir(q.dir)
+	if errors.Is(err, os.ErrNotExist) {
+		// A new queue (an existing one costs no extra stat: 100,000 queues).
+		if err := os.MkdirAll(q.dir, 0o755); err != nil {
+			return fmt.Errorf("mappedfile: queue: %w", err)
+		}
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("mappedfile: queue: %w", err)
 	}
@@ -581,4 +585,19 @@ func (q *Queue) closeFiles() error {
 	}
 	q.publish(nil)
 	return err
+}
+
+// MarkFlushed records that the queue's bytes up to end were made durable
+// by other means (a syncfs(2) of the whole filesystem after they were
+// written), as Flush would after flushing them.
+func (q *Queue) MarkFlushed(end int64) {
+	for _, f := range q.list() {
+		if f.from >= end {
+			break
+		}
+		f.markFlushed(int(min(end-f.from, int64(f.size))))
+	}
+	if end > q.flushedWhere.Load() {
+		q.flushedWhere.Store(end)
+	}
 }

@@ -37,15 +37,19 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// crashOptions keep files small, so crashes land on file boundaries too.
+// crashOptions keep files small, so crashes land on file boundaries too,
+// and allow 2 ConsumeQueue mappings for the 6 queues: their files go in
+// and out of the mapping, units wait in the queues' tails and are read
+// and written with pread and pwrite, when the process is killed.
 func crashOptions() Options {
 	return Options{
-		CommitLogFileSize:     256 << 10,
-		ConsumeQueueFileUnits: 100,
-		IndexHashSlots:        64,
-		IndexMaxEntries:       300,
-		FlushDiskType:         SyncFlush,
-		StoreHost:             netip.MustParseAddrPort("127.0.0.1:10911"),
+		CommitLogFileSize:          256 << 10,
+		ConsumeQueueFileUnits:      100,
+		MaxMappedConsumeQueueFiles: 2,
+		IndexHashSlots:             64,
+		IndexMaxEntries:            300,
+		FlushDiskType:              SyncFlush,
+		StoreHost:                  netip.MustParseAddrPort("127.0.0.1:10911"),
 	}
 }
 

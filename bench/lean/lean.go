@@ -15,6 +15,7 @@ package lean
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketstore/rocketstore/server/auth"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -37,6 +39,12 @@ type SendOptions struct {
 	Count    int           // this many messages (when Duration is 0)
 	// RocketMQHeader sends the binary ROCKETMQ header instead of JSON.
 	RocketMQHeader bool
+	// AccessKey and SecretKey, when set, sign each frame as RocketMQ's
+	// clients do (a broker with authentication on verifies every one).
+	AccessKey, SecretKey string
+	// TLS dials the broker with TLS (not verifying its certificate, as
+	// the Go client's WithTls).
+	TLS bool
 }
 
 // Result is what a run did.
@@ -54,6 +62,9 @@ func sendFrames(o SendOptions) ([][]byte, error) {
 			"i": "TAGS\x01lean\x02WAIT\x01true\x02", "j": "0", "k": "false", "m": "false"}
 		req := remoting.NewRequest(remoting.SendMessageV2, ext, o.Body)
 		req.Opaque = int32(q + 1)
+		if o.AccessKey != "" {
+			auth.SignCommand(req, o.AccessKey, o.SecretKey)
+		}
 		if o.RocketMQHeader {
 			req.SerializeType = remoting.SerializeRocketMQ
 		}
@@ -80,7 +91,13 @@ func Send(ctx context.Context, o SendOptions) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	nc, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", o.Addr)
+	var nc net.Conn
+	if o.TLS {
+		d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: &tls.Config{InsecureSkipVerify: true}}
+		nc, err = d.DialContext(ctx, "tcp", o.Addr)
+	} else {
+		nc, err = (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", o.Addr)
+	}
 	if err != nil {
 		return Result{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rocketstore/rocketstore/message"
+	"github.com/rocketstore/rocketstore/server/auth"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -21,6 +22,10 @@ type Options struct {
 	Timeout time.Duration
 	// Remoting configures the connections (dial timeout, logger, ...).
 	Remoting remoting.Options
+	// AccessKey and SecretKey, when set, sign every request as RocketMQ's
+	// ACL clients do (AclClientRPCHook): a broker with access control acts
+	// with that user's rights.
+	AccessKey, SecretKey string
 }
 
 // Client talks to name servers and brokers. Its methods are safe for
@@ -40,6 +45,15 @@ func New(opts Options) (*Client, error) {
 	if opts.Remoting.DialTimeout <= 0 {
 		opts.Remoting.DialTimeout = 3 * time.Second
 	}
+	if ak, sk := opts.AccessKey, opts.SecretKey; ak != "" {
+		before := opts.Remoting.BeforeRequest
+		opts.Remoting.BeforeRequest = func(cmd *remoting.Command) {
+			if before != nil {
+				before(cmd)
+			}
+			signCommand(cmd, ak, sk)
+		}
+	}
 	rc, err := remoting.NewClient(opts.Remoting)
 	if err != nil {
 		return nil, fmt.Errorf("admin: %w", err)
@@ -50,6 +64,23 @@ func New(opts Options) (*Client, error) {
 		timeout: opts.Timeout,
 		ids:     message.NewUniqIDGenerator(netip.AddrFrom4([4]byte{127, 0, 0, 1}), int16(os.Getpid()), 0),
 	}, nil
+}
+
+// signCommand signs cmd as a Java client of cmd's version does. Clients
+// up to 4.9.3 (the version this client sends is one of them) add
+// QUERY_MESSAGE's _UNIQUE_KEY_QUERY after the RPC hook has signed, so it
+// is not signed, and brokers leave it out of the check for them.
+func signCommand(cmd *remoting.Command, ak, sk string) {
+	const uniqueKeyQuery, v4_9_3 = "_UNIQUE_KEY_QUERY", 581
+	v, unsigned := cmd.ExtFields[uniqueKeyQuery]
+	unsigned = unsigned && cmd.Version <= v4_9_3
+	if unsigned {
+		delete(cmd.ExtFields, uniqueKeyQuery)
+	}
+	auth.SignCommand(cmd, ak, sk)
+	if unsigned {
+		cmd.SetExt(uniqueKeyQuery, v)
+	}
 }
 
 // Close closes every connection.

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocketstore/rocketstore/server/auth"
+	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
 func TestConsumeResult_NameOrNumber(t *testing.T) {
@@ -30,4 +33,17 @@ func FuzzConsumeResult(f *testing.F) {
 		var r ConsumeResult
 		_ = r.UnmarshalJSON(b) // never panics
 	})
+}
+
+func TestSignCommand_LeavesUniqueKeyQueryUnsignedAsOldClients(t *testing.T) {
+	for _, version := range []int{remoting.DefaultVersion, 581, 600} {
+		cmd := remoting.NewRequest(remoting.QueryMessage, map[string]string{"topic": "T", "key": "k", "_UNIQUE_KEY_QUERY": "true"}, nil)
+		cmd.Version = version
+		signCommand(cmd, "ak", "sk")
+		require.Equal(t, "true", cmd.Ext("_UNIQUE_KEY_QUERY"))
+		content, ak, sig, ok := auth.RemotingContent(cmd) // what the broker checks
+		require.True(t, ok)
+		require.Equal(t, "ak", ak)
+		require.Equal(t, auth.Sign(content, "sk"), sig, "version %d", version)
+	}
 }

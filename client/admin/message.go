@@ -49,7 +49,19 @@ func (c *Client) SearchOffset(ctx context.Context, addr, topic string, queueID i
 // ViewMessage returns the message stored at a CommitLog offset
 // (VIEW_MESSAGE_BY_ID), the offset part of an offset message id.
 func (c *Client) ViewMessage(ctx context.Context, addr string, phyOffset int64) (*message.Message, error) {
-	resp, err := c.broker(ctx, addr, remoting.ViewMessageByID, map[string]string{"offset": strconv.FormatInt(phyOffset, 10)}, nil)
+	return c.ViewMessageOfTopic(ctx, addr, "", phyOffset)
+}
+
+// ViewMessageOfTopic is ViewMessage naming the message's topic, as
+// RocketMQ 5's ViewMessageRequestHeader does: with access control, a user
+// who may Get the topic may view its messages (without a topic, only a
+// Super user).
+func (c *Client) ViewMessageOfTopic(ctx context.Context, addr, topic string, phyOffset int64) (*message.Message, error) {
+	ext := map[string]string{"offset": strconv.FormatInt(phyOffset, 10)}
+	if topic != "" {
+		ext["topic"] = topic
+	}
+	resp, err := c.broker(ctx, addr, remoting.ViewMessageByID, ext, nil)
 	if err != nil {
 		return nil, err
 	}

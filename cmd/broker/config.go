@@ -211,6 +211,10 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.MetricsPromExporterPort = int(num(k, v))
 		case "metricsLabel":
 			o.MetricsLabel = v
+		case "metricsQueueSeriesLimit": // ours: see broker.Options.MetricsQueueSeriesLimit
+			o.MetricsQueueSeriesLimit = int(num(k, v))
+		case "forceRegister":
+			o.DisableForceRegister = !boolean(k, v)
 		case "compressedRegister":
 			o.CompressedRegister = boolean(k, v)
 		case "enableSplitRegistration":

@@ -163,7 +163,7 @@ func TestApplyProperties_RepairCommitLog(t *testing.T) {
 }
 
 func TestApplyProperties_Registration(t *testing.T) {
-	props, err := parseProperties(strings.NewReader("compressedRegister=true\nenableSplitRegistration=true\nsplitRegistrationSize=500\n"))
+	props, err := parseProperties(strings.NewReader("compressedRegister=true\nenableSplitRegistration=true\nsplitRegistrationSize=500\nforceRegister=false\n"))
 	require.NoError(t, err)
 	var o broker.Options
 	unknown, err := applyProperties(&o, props)
@@ -172,4 +172,15 @@ func TestApplyProperties_Registration(t *testing.T) {
 	require.True(t, o.CompressedRegister)
 	require.True(t, o.EnableSplitRegistration)
 	require.Equal(t, 500, o.SplitRegistrationSize)
+	require.True(t, o.DisableForceRegister)
+}
+
+func TestApplyProperties_MetricsQueueSeriesLimit(t *testing.T) {
+	props, err := parseProperties(strings.NewReader("metricsQueueSeriesLimit=-1\n"))
+	require.NoError(t, err)
+	var o broker.Options
+	unknown, err := applyProperties(&o, props)
+	require.NoError(t, err)
+	require.Empty(t, unknown)
+	require.Equal(t, -1, o.MetricsQueueSeriesLimit)
 }

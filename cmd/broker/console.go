@@ -67,17 +67,31 @@ func consoleFromProperties(props map[string]string) (consoleConfig, error) {
 
 // mountConsole puts the web console on the broker's HTTP port (the
 // metrics server's, on when metricsExporterType=PROM) under /console/. It
-// is a client of the name servers of opts, as cmd/dashboard is. The
-// returned func stops it.
+// is a client of the name servers of opts, as cmd/dashboard is. With
+// authenticationEnabled it asks for a user and acts with that user's
+// rights. The returned func stops it.
 func mountConsole(opts *broker.Options, cc consoleConfig, log *slog.Logger) (func(), error) {
 	if !cc.enable || opts.MetricsExporterType != "PROM" {
 		return func() {}, nil
 	}
-	ac, err := admin.New(admin.Options{NamesrvAddrs: opts.NamesrvAddrs})
+	own := admin.Options{NamesrvAddrs: opts.NamesrvAddrs}
+	if in := opts.Auth.Inner; in != nil {
+		// The lists and charts are drawn as the broker's own client.
+		own.AccessKey, own.SecretKey = in.AccessKey, in.SecretKey
+	}
+	ac, err := admin.New(own)
 	if err != nil {
 		return nil, err
 	}
-	con, err := console.New(console.Options{Admin: ac, BasePath: "/console", Writes: cc.write, Logger: log.With("component", "console")})
+	copts := console.Options{Admin: ac, BasePath: "/console", Writes: cc.write, Logger: log.With("component", "console")}
+	if opts.Auth.AuthenticationEnabled {
+		// Access control: people log in with a user and act with its rights.
+		ns := opts.NamesrvAddrs
+		copts.Login = func(user, password string) (*admin.Client, error) {
+			return admin.New(admin.Options{NamesrvAddrs: ns, AccessKey: user, SecretKey: password})
+		}
+	}
+	con, err := console.New(copts)
 	if err != nil {
 		ac.Close()
 		return nil, err

@@ -27,6 +27,16 @@ func startGRPC(b *broker.Broker, opts broker.Options, log *slog.Logger) (*proxy.
 		return nil, nil
 	}
 	explicit := port != 0
+	if opts.Auth.Enabled() {
+		// The gRPC endpoint does not check credentials yet (server/auth's
+		// Authority is ready for an interceptor): fail closed rather than
+		// serve a way around access control (Apache's #6768).
+		if explicit {
+			return nil, errors.New("grpcServerPort: the gRPC endpoint does not check credentials yet; with authenticationEnabled or authorizationEnabled leave it unset or -1")
+		}
+		log.Warn("the gRPC endpoint is not served: it does not check credentials yet, and access control is on")
+		return nil, nil
+	}
 	if !explicit {
 		port = defaultGRPCPort
 	}

@@ -4,6 +4,7 @@
 //
 //	dashboard -n 127.0.0.1:9876                    # http://127.0.0.1:8080/
 //	dashboard -n 'ns1:9876;ns2:9876' -listen :8080 -write false
+//	dashboard -n ns:9876 -login -accessKey rocketmq2 -secretKey ...  # access control
 package main
 
 import (
@@ -39,6 +40,8 @@ func main() {
 // config is what the flags say.
 type config struct {
 	namesrv, listen, write, base string
+	accessKey, secretKey         string
+	login                        bool
 	timeout                      time.Duration
 }
 
@@ -50,6 +53,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "HTTP address to serve the console on")
 	fs.StringVar(&c.write, "write", "loopback", "who may change anything: loopback (requests from the loopback interface), true (anyone), false (read-only)")
 	fs.StringVar(&c.base, "base", "", "path to serve under, e.g. /console (default the root)")
+	fs.StringVar(&c.accessKey, "accessKey", getenv("ROCKETMQ_ACCESS_KEY"), "with access control: the user the lists and charts are read as (default $ROCKETMQ_ACCESS_KEY)")
+	fs.StringVar(&c.secretKey, "secretKey", getenv("ROCKETMQ_SECRET_KEY"), "its password (default $ROCKETMQ_SECRET_KEY)")
+	fs.BoolVar(&c.login, "login", false, "ask each person for a user of the brokers' access control and act with its rights (-write is then not used)")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Second, "how long to wait for each answer of a name server or broker")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -73,12 +79,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	ac, err := admin.New(admin.Options{NamesrvAddrs: admin.ParseNamesrvAddrs(cfg.namesrv), Timeout: cfg.timeout})
+	ns := admin.ParseNamesrvAddrs(cfg.namesrv)
+	ac, err := admin.New(admin.Options{NamesrvAddrs: ns, Timeout: cfg.timeout, AccessKey: cfg.accessKey, SecretKey: cfg.secretKey})
 	if err != nil {
 		return err
 	}
 	defer ac.Close()
-	con, err := console.New(console.Options{Admin: ac, BasePath: cfg.base, Writes: writes, Logger: log.With("component", "console")})
+	copts := console.Options{Admin: ac, BasePath: cfg.base, Writes: writes, Logger: log.With("component", "console")}
+	if cfg.login {
+		copts.Login = func(user, password string) (*admin.Client, error) {
+			return admin.New(admin.Options{NamesrvAddrs: ns, Timeout: cfg.timeout, AccessKey: user, SecretKey: password})
+		}
+	}
+	con, err := console.New(copts)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@
 'use strict';
 const assert = require('node:assert/strict');
 const { Producer, SimpleConsumer, PushConsumer, ConsumeResult, FilterExpression } = require('rocketmq-client-nodejs');
-const { FilterType } = require('rocketmq-client-nodejs/proto/apache/rocketmq/v2/definition_pb');
+const { FilterType, TransactionResolution } = require('rocketmq-client-nodejs/proto/apache/rocketmq/v2/definition_pb');
 
 const endpoints = process.env.ENDPOINT;
 const topic = process.env.TOPIC;
@@ -142,29 +142,54 @@ const scenarios = {
     return { error };
   },
 
+  // Transactions: a commit is delivered, a rollback is not, and one left
+  // open is committed when the broker checks back through Telemetry.
+  async transaction() {
+    const checked = [];
+    const p = await producer({ checker: { async check(m) {
+      checked.push(m.body.toString());
+      return m.body.toString() === 'open' ? TransactionResolution.COMMIT : TransactionResolution.ROLLBACK;
+    } } });
+    for (const [ body, end ] of [[ 'commit', 'commit' ], [ 'rollback', 'rollback' ], [ 'open', null ]]) {
+      const tx = p.beginTransaction();
+      await p.send({ topic, tag: 'TX', body: Buffer.from(body) }, tx);
+      if (end === 'commit') await tx.commit();
+      if (end === 'rollback') await tx.rollback();
+    }
+    const c = await simple('*', 5000);
+    const got = await receiveUntil(c, 2);
+    const extra = await c.receive(32, 15000);
+    await c.shutdown();
+    await p.shutdown();
+    return { received: got.map(m => m.body.toString()).sort(), extra: extra.length, checked };
+  },
+
   // Push consumer: every message consumed once, acked.
   async push() {
     const p = await producer();
     const sent = new Set();
+    const fifo = process.env.FIFO === 'true';
     for (let i = 0; i < count; i++) {
-      const r = await p.send({ topic, tag: 'P', body: Buffer.from(`push-${i}`) });
+      const r = await p.send({ topic, tag: 'P', body: Buffer.from(`push-${i}`), ...(fifo ? { messageGroup: 'order-1' } : {}) });
       sent.add(r.messageId);
     }
     await p.shutdown();
     const seen = [];
+    const bodies = [];
     let done;
     const all = new Promise(resolve => { done = resolve; });
     const c = new PushConsumer({ endpoints, namespace: '', consumerGroup: group, logger: quiet,
       subscriptions: new Map([[ topic, '*' ]]), longPollingTimeout: 5000,
       messageListener: { async consume(m) {
         seen.push(m.messageId);
+        bodies.push(m.body.toString());
         if (seen.length >= count) done();
         return ConsumeResult.SUCCESS;
       } } });
     await c.startup();
     await Promise.race([ all, new Promise((_, reject) => setTimeout(() => reject(new Error('push consumer timed out')), left())) ]);
     await c.shutdown();
-    return { sent: [ ...sent ], seen };
+    return { sent: [ ...sent ], seen, bodies };
   },
 };
 

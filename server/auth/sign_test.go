@@ -171,3 +171,17 @@ func FuzzRemotingContent(f *testing.F) {
 		}
 	})
 }
+
+// TestFields_Get: the gate's sorted fields answer the mapper's lookups.
+func TestFields_Get(t *testing.T) {
+	cmd := remoting.NewRequest(remoting.SendMessageV2, map[string]string{"b": "orders", "a": "pg", "bb": "x", "AccessKey": "u"}, nil)
+	for _, d := range frames(t, cmd) {
+		f := ReadFields(d)
+		require.Equal(t, "orders", f.Get("b"))
+		require.Equal(t, "pg", f.Get("a"))
+		require.Equal(t, "x", f.Get("bb"))
+		require.Equal(t, "u", f.Get("AccessKey"))
+		require.Empty(t, f.Get("c"))
+	}
+	require.Empty(t, Fields{}.Get("b"))
+}

@@ -31,7 +31,7 @@ func (b *Broker) processUpdateAndCreateSubscriptionGroup(_ context.Context, req 
 func (b *Broker) processGetAllSubscriptionGroup(context.Context, *remoting.Request) *remoting.Command {
 	resp := remoting.NewResponse(remoting.Success, "")
 	resp.Body = b.groups.EncodeAllJSON()
-	resp.ExtFields = map[string]string{"totalGroupNum": strconv.Itoa(len(b.groups.All()))}
+	resp.ExtFields = map[string]string{"totalGroupNum": strconv.Itoa(b.groups.Len())}
 	return resp
 }
 

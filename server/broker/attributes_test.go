@@ -20,3 +20,25 @@ func TestParseTopicAttributes(t *testing.T) {
 		t.Fatal(m)
 	}
 }
+
+func FuzzParseTopicAttributes(f *testing.F) {
+	f.Add("+message.type=FIFO")
+	f.Add("+a=b,+c=d,-e")
+	f.Add("+message.type=LIFO")
+	f.Add(",,-,+=")
+	f.Fuzz(func(t *testing.T, s string) {
+		attrs, err := parseTopicAttributes(s)
+		if err != nil {
+			return
+		}
+		if v, ok := attrs[AttrMessageType]; ok && v != "" && v != MessageTypeNormal && v != MessageTypeFIFO &&
+			v != MessageTypeDelay && v != MessageTypeTransaction && v != MessageTypeMixed {
+			t.Fatalf("%q: message type %q accepted", s, v)
+		}
+		for k := range attrs {
+			if k == "" {
+				t.Fatalf("%q: an empty key accepted", s)
+			}
+		}
+	})
+}

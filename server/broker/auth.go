@@ -46,44 +46,44 @@ func (b *Broker) signInner() func(*remoting.Command) {
 }
 
 // authRule says what a request of one code needs.
-type authRule func(b *Broker, req *remoting.Request) ([]auth.Check, error)
+type authRule func(b *Broker, req *remoting.Request, ext auth.Fields) ([]auth.Check, error)
 
 // authChecks maps a request to its checks as Apache's
 // DefaultAuthorizationContextBuilder does; a code without a rule is for
 // Super users only (Apache lets any authenticated user call it).
-func (b *Broker) authChecks(req *remoting.Request) ([]auth.Check, error) {
+func (b *Broker) authChecks(req *remoting.Request, ext auth.Fields) ([]auth.Check, error) {
 	if r, ok := authRules[req.Code]; ok {
-		return r(b, req)
+		return r(b, req, ext)
 	}
-	return superOnly(b, req)
+	return superOnly(b, req, ext)
 }
 
 // Rules built of the request's fields.
 
-func superOnly(b *Broker, req *remoting.Request) ([]auth.Check, error) {
+func superOnly(b *Broker, _ *remoting.Request, _ auth.Fields) ([]auth.Check, error) {
 	return []auth.Check{{Resource: auth.Cluster(b.opts.ClusterName), Actions: auth.Update, SuperOnly: true}}, nil
 }
 
 // fields builds a rule from parts, each adding the checks of one field.
 func fields(parts ...part) authRule {
-	return func(b *Broker, req *remoting.Request) ([]auth.Check, error) {
+	return func(b *Broker, _ *remoting.Request, ext auth.Fields) ([]auth.Check, error) {
 		var out []auth.Check
 		for _, p := range parts {
-			out = p(b, req, out)
+			out = p(b, ext, out)
 		}
 		return out, nil
 	}
 }
 
 // part adds the checks of one field of a request.
-type part func(b *Broker, req *remoting.Request, out []auth.Check) []auth.Check
+type part func(b *Broker, ext auth.Fields, out []auth.Check) []auth.Check
 
 // field checks the resource mk makes of ext field key; with optional, an
 // empty or absent field checks nothing (else it checks the empty name,
 // which only Type:* entries cover).
 func field(key string, a auth.Actions, mk func(string) auth.Resource, optional bool) part {
-	return func(_ *Broker, req *remoting.Request, out []auth.Check) []auth.Check {
-		v := req.Ext(key)
+	return func(_ *Broker, ext auth.Fields, out []auth.Check) []auth.Check {
+		v := ext.Get(key)
 		if optional && v == "" {
 			return out
 		}
@@ -106,8 +106,8 @@ func groupIfSet(key string, a auth.Actions) part { return field(key, a, auth.Gro
 // subTopic is the topic of a consumer's request: a retry topic checks
 // nothing (its group is checked by the group part), as upstream.
 func subTopic(key string, a auth.Actions) part {
-	return func(_ *Broker, req *remoting.Request, out []auth.Check) []auth.Check {
-		if v := req.Ext(key); !auth.IsRetryTopic(v) {
+	return func(_ *Broker, ext auth.Fields, out []auth.Check) []auth.Check {
+		if v := ext.Get(key); !auth.IsRetryTopic(v) {
 			return append(out, auth.Check{Resource: auth.Topic(v), Actions: a})
 		}
 		return out
@@ -115,7 +115,7 @@ func subTopic(key string, a auth.Actions) part {
 }
 
 func cluster(a auth.Actions) authRule {
-	return func(b *Broker, _ *remoting.Request) ([]auth.Check, error) {
+	return func(b *Broker, _ *remoting.Request, _ auth.Fields) ([]auth.Check, error) {
 		return []auth.Check{{Resource: auth.Cluster(b.opts.ClusterName), Actions: a}}, nil
 	}
 }
@@ -126,8 +126,8 @@ func cluster(a auth.Actions) authRule {
 // producer group (apache/rocketmq#9910); the retry topic's own group is
 // the consumer's.
 func send(key string) authRule {
-	return func(_ *Broker, req *remoting.Request) ([]auth.Check, error) {
-		t := req.Ext(key)
+	return func(_ *Broker, _ *remoting.Request, ext auth.Fields) ([]auth.Check, error) {
+		t := ext.Get(key)
 		if auth.IsRetryTopic(t) {
 			return []auth.Check{{Resource: auth.Group(t), Actions: auth.Sub}}, nil
 		}
@@ -138,7 +138,7 @@ func send(key string) authRule {
 // heartbeat checks each consumer group of the body (Sub) and the topics
 // it subscribes (Sub; retry topics left out); a producer's heartbeat
 // checks nothing.
-func heartbeat(_ *Broker, req *remoting.Request) ([]auth.Check, error) {
+func heartbeat(_ *Broker, req *remoting.Request, _ auth.Fields) ([]auth.Check, error) {
 	hb, err := clients.DecodeHeartbeat(req.Body)
 	if err != nil {
 		return nil, err
@@ -157,7 +157,7 @@ func heartbeat(_ *Broker, req *remoting.Request) ([]auth.Check, error) {
 
 // lockBatch is LOCK_BATCH_MQ / UNLOCK_BATCH_MQ: the body's group (Sub)
 // and the topics of its queues (Sub; retry topics left out).
-func lockBatch(_ *Broker, req *remoting.Request) ([]auth.Check, error) {
+func lockBatch(_ *Broker, req *remoting.Request, _ auth.Fields) ([]auth.Check, error) {
 	var body lockBatchBody
 	if err := json.Unmarshal(req.Body, &body); err != nil {
 		return nil, fmt.Errorf("lock body: %w", err)
@@ -171,9 +171,27 @@ func lockBatch(_ *Broker, req *remoting.Request) ([]auth.Check, error) {
 	return out, nil
 }
 
+// batchAckRule is BATCH_ACK_MESSAGE: the group and topic of each ack of
+// the body, Sub (no rule upstream, where any authenticated user may send
+// it).
+func batchAckRule(_ *Broker, req *remoting.Request, _ auth.Fields) ([]auth.Check, error) {
+	var body struct {
+		Acks []batchAck `json:"acks"`
+	}
+	if err := json.Unmarshal(req.Body, &body); err != nil {
+		return nil, fmt.Errorf("BatchAckMessageRequestBody: %w", err)
+	}
+	var out []auth.Check
+	for _, a := range body.Acks {
+		out = append(out, auth.Check{Resource: auth.Group(a.Group), Actions: auth.Sub},
+			auth.Check{Resource: auth.TopicOrGroup(a.Topic), Actions: auth.Sub})
+	}
+	return out, nil
+}
+
 // checkClient is CHECK_CLIENT_CONFIG: the body's group, Sub (no rule
 // upstream, where any authenticated user may send it).
-func checkClient(_ *Broker, req *remoting.Request) ([]auth.Check, error) {
+func checkClient(_ *Broker, req *remoting.Request, _ auth.Fields) ([]auth.Check, error) {
 	var body checkClientBody
 	if len(req.Body) > 0 {
 		if err := json.Unmarshal(req.Body, &body); err != nil {
@@ -225,10 +243,10 @@ var authRules = map[int]authRule{
 	remoting.InvokeBrokerToResetOffset:       fields(group("group", auth.Update), topic("topic", auth.Update)),
 	remoting.InvokeBrokerToGetConsumerStatus: fields(topic("topic", auth.Get), group("group", auth.Get)),
 	remoting.GetProducerConnectionList:       cluster(auth.Get),
-	remoting.PopMessage:                      popRule,
-	remoting.AckMessage:                      popRule,
-	remoting.ChangeMessageInvisibleTime:      popRule,
-	remoting.Notification:                    popRule,
+	remoting.PopMessage:                      fields(group("consumerGroup", auth.Sub), topic("topic", auth.Sub)),
+	remoting.AckMessage:                      fields(group("consumerGroup", auth.Sub), topic("topic", auth.Sub)),
+	remoting.ChangeMessageInvisibleTime:      fields(group("consumerGroup", auth.Sub), topic("topic", auth.Sub)),
+	remoting.Notification:                    fields(group("consumerGroup", auth.Sub), topic("topic", auth.Sub)),
 	remoting.BatchAckMessage:                 batchAckRule,
 
 	// No rule upstream, or one without a resource (Apache then lets any
@@ -258,9 +276,9 @@ var authRules = map[int]authRule{
 // viewMessage is VIEW_MESSAGE_BY_ID: Topic Get of the header's topic
 // when it has one; without one (the message could be of any topic), Super
 // only (upstream then checks nothing).
-func viewMessage(b *Broker, req *remoting.Request) ([]auth.Check, error) {
-	if t := req.Ext("topic"); t != "" {
+func viewMessage(b *Broker, req *remoting.Request, ext auth.Fields) ([]auth.Check, error) {
+	if t := ext.Get("topic"); t != "" {
 		return []auth.Check{{Resource: auth.TopicOrGroup(t), Actions: auth.Get}}, nil
 	}
-	return superOnly(b, req)
+	return superOnly(b, req, ext)
 }

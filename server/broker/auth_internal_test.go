@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketstore/rocketstore/server/auth"
 	"github.com/rocketstore/rocketstore/server/remoting"
 	"github.com/stretchr/testify/require"
 )
@@ -93,18 +94,13 @@ func TestAuthRules_EveryServedCode(t *testing.T) {
 		351: {{req{ext: tp}, []string{"Topic:t Get"}}},
 		352: {{req{ext: map[string]string{"group": "g"}}, []string{"Group:g Get"}}},
 		361: {{req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}, []string{"Topic:t Sub", sub}}},
+		200050: {{req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}, []string{sub, "Topic:t Sub"}},
+			{req{ext: map[string]string{"topic": "%RETRY%g", "consumerGroup": "g"}}, []string{sub, sub}}},
+		200051: {{req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}, []string{sub, "Topic:t Sub"}}},
+		200053: {{req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}, []string{sub, "Topic:t Sub"}}},
+		200054: {{req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}, []string{sub, "Topic:t Sub"}}},
+		200151: {{req{body: `{"acks":[{"c":"g","t":"t","so":0,"q":0}]}`}, []string{sub, "Topic:t Sub"}}},
 	}
-	popReq := req{ext: map[string]string{"topic": "t", "consumerGroup": "g"}}
-	for _, code := range []int{remoting.PopMessage, remoting.AckMessage, remoting.ChangeMessageInvisibleTime, remoting.Notification} {
-		table[code] = append(table[code], struct {
-			in   req
-			want []string
-		}{popReq, []string{"Topic:t Sub", sub}})
-	}
-	table[remoting.BatchAckMessage] = append(table[remoting.BatchAckMessage], struct {
-		in   req
-		want []string
-	}{req{body: `{"acks":[{"c":"g","t":"t"},{"c":"g","t":"%RETRY%g"}]}`}, []string{"Topic:t Sub", sub, sub}})
 	for code := 3001; code <= 3010; code++ {
 		table[code] = append(table[code], struct {
 			in   req
@@ -118,7 +114,7 @@ func TestAuthRules_EveryServedCode(t *testing.T) {
 		require.True(t, ok, "request code %d is not in the table", code)
 		for _, tc := range cases {
 			cmd := remoting.NewRequest(code, tc.in.ext, []byte(tc.in.body))
-			checks, err := b.authChecks(&remoting.Request{Command: cmd})
+			checks, err := b.authChecks(&remoting.Request{Command: cmd}, auth.ReadFields(cmd))
 			require.NoError(t, err, "code %d", code)
 			var got []string
 			for _, c := range checks {
@@ -131,9 +127,9 @@ func TestAuthRules_EveryServedCode(t *testing.T) {
 			require.Equal(t, tc.want, got, "code %d %v", code, tc.in)
 		}
 	}
-	checks, err := b.authChecks(&remoting.Request{Command: remoting.NewRequest(4242, nil, nil)})
+	checks, err := b.authChecks(&remoting.Request{Command: remoting.NewRequest(4242, nil, nil)}, auth.Fields{})
 	require.NoError(t, err)
 	require.True(t, len(checks) == 1 && checks[0].SuperOnly, "a code without a rule is for Super users only")
-	_, err = b.authChecks(&remoting.Request{Command: remoting.NewRequest(remoting.HeartBeat, nil, []byte("{bad"))})
+	_, err = b.authChecks(&remoting.Request{Command: remoting.NewRequest(remoting.HeartBeat, nil, []byte("{bad"))}, auth.Fields{})
 	require.Error(t, err, "an unreadable body is refused")
 }

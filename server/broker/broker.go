@@ -40,6 +40,7 @@ type Broker struct {
 	locks       *queueLocks
 	tx          *txState
 	pop         *pop.Service  // POP consumption; see popsvc.go
+	txChecker   atomic.Value  // TransactionChecker of producers not on remoting; see txcheck.go
 	filters     *filter.Cache // compiled SQL92 expressions of pulls; see filterCache
 	filtersOnce sync.Once
 	requesters  requesters // connections of requests awaiting replies; see reply.go

@@ -94,6 +94,8 @@ func (b *Broker) startMetrics() error {
 		Health: b.health,
 		Logger: b.log.With("component", "metrics"),
 		Mount:  b.opts.HTTPHandlers,
+
+		QueueSeriesLimit: b.opts.MetricsQueueSeriesLimit,
 	})
 	if err != nil {
 		return err
@@ -196,8 +198,8 @@ func (b *Broker) metricsSnapshot() *metrics.Snapshot {
 			ConsumeMode: consumeMode(c.ConsumeType), IsSystem: isSystemGroup(c.Group), Count: c.Count})
 	}
 
-	s.TopicNumber = len(b.topics.All())
-	s.ConsumerGroupNumber = len(b.groups.All())
+	s.TopicNumber = b.topics.Len()
+	s.ConsumerGroupNumber = b.groups.Len()
 	s.BrokerPermission, _ = strconv.Atoi(b.config.get("brokerPermission"))
 
 	st := b.store

@@ -34,31 +34,45 @@ func BenchmarkBroker_CreateTopic(b *testing.B) {
 }
 
 // BenchmarkBroker_HeartbeatNewGroup: consumer heartbeats of new groups
-// (each creates its subscription group and retry topic) from 16 clients.
+// (each creates its subscription group and retry topic) from 16 clients,
+// on a broker that has 10 groups already, and one with 10,000: a group
+// must cost the same however many there are.
 func BenchmarkBroker_HeartbeatNewGroup(b *testing.B) {
-	br := startBenchBroker(b)
-	var n atomic.Int64
-	b.SetParallelism(8)
-	b.RunParallel(func(pb *testing.PB) {
-		c, err := remoting.NewClient(remoting.Options{})
-		if err != nil {
-			b.Error(err)
-			return
-		}
-		defer c.Close()
-		for pb.Next() {
-			i := n.Add(1)
-			body := fmt.Appendf(nil, `{"clientID":"c%d","producerDataSet":[],"consumerDataSet":[{"groupName":"G%d",`+
-				`"consumeType":"CONSUME_PASSIVELY","messageModel":"CLUSTERING","consumeFromWhere":"CONSUME_FROM_LAST_OFFSET",`+
-				`"subscriptionDataSet":[{"classFilterMode":false,"topic":"T","subString":"*","tagsSet":[],"codeSet":[],"subVersion":1,"expressionType":"TAG"}],"unitMode":false}]}`, i, i)
-			resp, err := c.Invoke(context.Background(), br.Addr(), remoting.NewRequest(remoting.HeartBeat, nil, body))
-			if err != nil || resp.Code != remoting.Success {
-				b.Error(err, resp)
-				return
+	for _, existing := range []int{10, 10000} {
+		b.Run(fmt.Sprintf("groups=%d", existing), func(b *testing.B) {
+			br := startBenchBroker(b)
+			for i := range existing {
+				g := fmt.Sprintf("Old%05d", i)
+				br.groups.FindOrCreate(g)
+				br.topics.CreateLazily("%RETRY%"+g, 1, 6, 0)
 			}
-		}
-	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "heartbeats/s")
+			require.NoError(b, br.groups.Flush())
+			require.NoError(b, br.topics.Flush())
+			var n atomic.Int64
+			b.SetParallelism(8)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				c, err := remoting.NewClient(remoting.Options{})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				defer c.Close()
+				for pb.Next() {
+					i := n.Add(1)
+					body := fmt.Appendf(nil, `{"clientID":"c%d","producerDataSet":[],"consumerDataSet":[{"groupName":"G%d",`+
+						`"consumeType":"CONSUME_PASSIVELY","messageModel":"CLUSTERING","consumeFromWhere":"CONSUME_FROM_LAST_OFFSET",`+
+						`"subscriptionDataSet":[{"classFilterMode":false,"topic":"T","subString":"*","tagsSet":[],"codeSet":[],"subVersion":1,"expressionType":"TAG"}],"unitMode":false}]}`, i, i)
+					resp, err := c.Invoke(context.Background(), br.Addr(), remoting.NewRequest(remoting.HeartBeat, nil, body))
+					if err != nil || resp.Code != remoting.Success {
+						b.Error(err, resp)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "heartbeats/s")
+		})
+	}
 }
 
 // startBenchBroker starts a broker registered with a name server, both

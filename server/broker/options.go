@@ -36,6 +36,12 @@ type Options struct {
 	NamesrvAddrs []string
 	// RegisterInterval is how often the broker registers; 0 means 30 s.
 	RegisterInterval time.Duration
+	// DisableForceRegister is forceRegister=false: the periodic
+	// registration first asks each name server which data version it holds
+	// (QUERY_DATA_VERSION, which also keeps the broker alive there) and
+	// sends the topic table only if one differs. Not with
+	// EnableSplitRegistration, as in RocketMQ.
+	DisableForceRegister bool
 	// CompressedRegister sends REGISTER_BROKER bodies zlib-compressed
 	// (compressedRegister): a body of 25,000 topics shrinks some tenfold.
 	CompressedRegister bool
@@ -104,6 +110,11 @@ type Options struct {
 	// MetricsPromExporterPort is its port (metricsPromExporterPort); 0
 	// picks a free one (cmd/broker defaults to RocketMQ's 5557).
 	MetricsPromExporterPort int
+	// MetricsQueueSeriesLimit bounds the per-queue lag series of a scrape,
+	// and the group and topic pairs of the lag series
+	// (metricsQueueSeriesLimit, ours): 0 means 1,000, negative no limit.
+	// Those with the largest lag are kept; the sums count every queue.
+	MetricsQueueSeriesLimit int
 	// MetricsLabel adds labels to every metric (metricsLabel):
 	// "key:value,key:value".
 	MetricsLabel string

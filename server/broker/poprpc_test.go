@@ -113,10 +113,13 @@ func TestPopRemoting_PopAckChangeBatchAckNotification(t *testing.T) {
 	notify := remoting.NewRequest(remoting.Notification, map[string]string{"consumerGroup": "PopG", "topic": "PopT", "queueId": "-1", "pollTime": "0"}, nil)
 	resp = tb.invoke(notify)
 	require.Equal(t, "false", resp.ExtFields["hasMsg"])
+	put := make(chan error, 1)
 	go func() {
 		time.Sleep(200 * time.Millisecond) // the pop below is held first
-		tb.b.Store().PutMessage(&message.Message{Topic: "PopT", QueueID: 2, Body: []byte("late")})
+		_, err := tb.b.Store().PutMessage(&message.Message{Topic: "PopT", QueueID: 2, Body: []byte("late")})
+		put <- err
 	}()
+	defer func() { require.NoError(t, <-put) }()
 	start := time.Now()
 	resp = tb.invoke(popReq("PopG", "PopT", 32, 4000))
 	require.Equal(t, remoting.Success, resp.Code, resp.Remark)

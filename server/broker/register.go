@@ -2,9 +2,11 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/rocketstore/rocketstore/server/namesrv"
@@ -59,12 +61,16 @@ func (b *Broker) registerLoop() {
 			full = true
 		case <-b.registerNow:
 		}
+		periodic := full
 		b.regMu.Lock()
 		topics := b.regTopics
 		full = full || b.regFull || !b.registeredOnce
+		changedNow := b.regFull || !b.registeredOnce || len(topics) > 0
 		b.regTopics, b.regFull = nil, false
 		b.regMu.Unlock()
 		switch {
+		case periodic && !changedNow && b.opts.DisableForceRegister && !b.opts.EnableSplitRegistration && !b.needRegister():
+			// The name servers hold this data version: the query kept the broker alive.
 		case full:
 			b.registerAll()
 		case len(topics) > 0:
@@ -142,6 +148,32 @@ func (b *Broker) register(w protocol.TopicConfigSerializeWrapper) bool {
 		close(b.registered)
 	}
 	return ok > 0
+}
+
+// needRegister asks every name server for the data version it holds of
+// this broker (BrokerOuterAPI.needRegister): true if one differs, does
+// not know the broker, or does not answer.
+func (b *Broker) needRegister() bool {
+	if b.nsClient == nil {
+		return true
+	}
+	v := b.topics.DataVersion()
+	body := fmt.Appendf(nil, `{"counter":%d,"stateVersion":%d,"timestamp":%d}`, v.Counter, v.StateVersion, v.Timestamp)
+	ext := map[string]string{"brokerAddr": b.addr, "brokerName": b.opts.BrokerName,
+		"brokerId": strconv.FormatInt(b.opts.BrokerID, 10), "clusterName": b.opts.ClusterName}
+	for _, addr := range b.opts.NamesrvAddrs {
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+		resp, err := b.nsClient.Invoke(ctx, addr, remoting.NewRequest(remoting.QueryDataVersion, ext, body))
+		cancel()
+		if err != nil || resp.Code != remoting.Success || resp.Ext("changed") != "false" {
+			return true
+		}
+		var held protocol.DataVersion
+		if len(resp.Body) > 0 && (json.Unmarshal(resp.Body, &held) != nil || held != v) {
+			return true
+		}
+	}
+	return false
 }
 
 // splitWrapper cuts w into parts of size topics (by name), each with w's

@@ -2,9 +2,11 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"net"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketstore/rocketstore/server/namesrv"
+	"github.com/rocketstore/rocketstore/server/protocol"
 	"github.com/rocketstore/rocketstore/server/remoting"
 )
 
@@ -21,8 +24,9 @@ type tappedNamesrv struct {
 	routes *namesrv.RouteTable
 	addr   string
 
-	mu   sync.Mutex // guards regs
-	regs []tappedReg
+	mu      sync.Mutex // guards regs, queries
+	regs    []tappedReg
+	queries int // QUERY_DATA_VERSION requests
 }
 
 type tappedReg struct {
@@ -48,6 +52,19 @@ func startTappedNamesrv(t *testing.T) *tappedNamesrv {
 		n.routes.RegisterBroker(&namesrv.BrokerRegistration{ClusterName: req.Ext("clusterName"),
 			BrokerName: req.Ext("brokerName"), BrokerAddr: req.Ext("brokerAddr"), Topics: w}, nil)
 		return remoting.NewResponse(remoting.Success, "")
+	})
+	srv.RegisterFunc(remoting.QueryDataVersion, func(_ context.Context, req *remoting.Request) *remoting.Command {
+		n.mu.Lock()
+		n.queries++
+		n.mu.Unlock()
+		var v protocol.DataVersion
+		if err := json.Unmarshal(req.Body, &v); err != nil {
+			return remoting.NewResponse(remoting.SystemError, err.Error())
+		}
+		held, ok := n.routes.BrokerDataVersion(req.Ext("clusterName"), req.Ext("brokerAddr"))
+		resp := remoting.NewResponse(remoting.Success, "")
+		resp.SetExt("changed", strconv.FormatBool(!ok || held != v))
+		return resp
 	})
 	srv.RegisterFunc(remoting.UnregisterBroker, func(context.Context, *remoting.Request) *remoting.Command {
 		return remoting.NewResponse(remoting.Success, "")
@@ -83,7 +100,9 @@ func openRegisteringBroker(t *testing.T, o Options) *Broker {
 	t.Helper()
 	o.ListenAddr, o.NoVIPChannel, o.StoreDir = "127.0.0.1:0", true, t.TempDir()
 	o.Store.CommitLogFileSize = 1 << 20
-	o.RegisterInterval = time.Hour // only the start and changes register
+	if o.RegisterInterval == 0 {
+		o.RegisterInterval = time.Hour // only the start and changes register
+	}
 	b, err := New(o)
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Shutdown(context.Background()) })
@@ -149,5 +168,34 @@ func TestBroker_Register_CompressedAndSplit(t *testing.T) {
 	}
 	for _, c := range all {
 		ns.waitRoute(t, c.TopicName)
+	}
+}
+
+// TestBroker_ForceRegisterOff_QueriesTheDataVersion: with forceRegister
+// false the periodic registration asks the name server for its data
+// version and sends nothing more while it is the broker's; a new topic
+// still registers (incrementally).
+func TestBroker_ForceRegisterOff_QueriesTheDataVersion(t *testing.T) {
+	ns := startTappedNamesrv(t)
+	b := openRegisteringBroker(t, Options{NamesrvAddrs: []string{ns.addr}, DisableForceRegister: true,
+		RegisterInterval: 20 * time.Millisecond})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ns.mu.Lock()
+		q := ns.queries
+		ns.mu.Unlock()
+		if q >= 5 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the broker never queried the data version")
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.Len(t, ns.registrations(), 1, "an unchanged data version sends no table")
+	_, err := b.topics.CreateInSendMessageBack("Later", 2, 6, 0)
+	require.NoError(t, err)
+	b.triggerRegister("Later")
+	ns.waitRoute(t, "Later")
+	for _, r := range ns.registrations()[1:] {
+		require.Equal(t, []string{"Later"}, r.topics)
 	}
 }

@@ -64,6 +64,26 @@ func (b *Broker) processEndTransaction(_ context.Context, req *remoting.Request)
 	if kind != message.TxCommit && kind != message.TxRollback {
 		return nil // unknown: the check asks again later
 	}
+	return b.endTransaction(group, tableOffset, phyOffset, kind)
+}
+
+// EndTransaction commits or rolls back the half message at tableOffset
+// (its queue offset in the half topic) and phyOffset, for a producer of
+// group that did not come over remoting (the gRPC endpoint). A refusal is
+// a *SendError.
+func (b *Broker) EndTransaction(group string, tableOffset, phyOffset int64, commit bool) error {
+	kind := message.TxRollback
+	if commit {
+		kind = message.TxCommit
+	}
+	if resp := b.endTransaction(group, tableOffset, phyOffset, kind); resp.Code != remoting.Success {
+		return &SendError{resp.Code, resp.Remark}
+	}
+	return nil
+}
+
+// endTransaction is END_TRANSACTION's commit or rollback.
+func (b *Broker) endTransaction(group string, tableOffset, phyOffset int64, kind int32) *remoting.Command {
 	rec, sl, err := b.store.LookMessageByOffset(phyOffset)
 	if err != nil {
 		return errResponse(remoting.SystemError, "Find prepared transaction message failed")

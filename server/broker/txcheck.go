@@ -172,11 +172,6 @@ func (b *Broker) discardHalf(off int64, half *message.Message) bool {
 // phy to a producer of its group, if one is connected.
 func (b *Broker) sendCheck(tableOffset, phy int64, half *message.Message, props map[string]string) {
 	group := props[message.PropertyProducerGroup]
-	conn, ok := b.clients.ProducerConn(group)
-	if !ok {
-		b.log.Debug("no producer of the group to check a transaction with", "group", group, "tranStateTableOffset", tableOffset)
-		return
-	}
 	// The body is the half relabelled to its real topic and queue
 	// (AbstractTransactionalMessageCheckListener.sendCheckMessage).
 	rel := *half
@@ -186,6 +181,14 @@ func (b *Broker) sendCheck(tableOffset, phy int64, half *message.Message, props 
 	}
 	rel.QueueOffset, rel.PhysicalOffset, rel.StoreHost = tableOffset, phy, b.host
 	rel.BodyCRC = message.BodyCRC(rel.Body)
+	conn, ok := b.clients.ProducerConn(group)
+	if !ok {
+		if check, _ := b.txChecker.Load().(TransactionChecker); check != nil && check(group, &rel) {
+			return
+		}
+		b.log.Debug("no producer of the group to check a transaction with", "group", group, "tranStateTableOffset", tableOffset)
+		return
+	}
 	body, err := message.AppendEncode(nil, &rel)
 	if err != nil {
 		b.log.Warn("encoding a transaction check failed", "err", err)
@@ -211,3 +214,13 @@ func (b *Broker) sendCheck(tableOffset, phy int64, half *message.Message, props 
 		b.log.Debug("transaction check failed", "group", group, "err", err)
 	}
 }
+
+// TransactionChecker asks a producer of group that is not connected over
+// remoting (the gRPC endpoint's) about the half message half, relabelled
+// to its real topic and queue, with QueueOffset and PhysicalOffset those
+// of the half to end. It reports whether it found such a producer.
+type TransactionChecker func(group string, half *message.Message) bool
+
+// SetTransactionChecker sets the checker of transactions whose producers
+// are not connected over remoting.
+func (b *Broker) SetTransactionChecker(c TransactionChecker) { b.txChecker.Store(c) }

@@ -75,6 +75,7 @@ type Agent struct {
 	id     int64
 	role   Role
 	known  bool
+	resync bool       // hand the next role to OnRole even if unchanged
 	roleMu sync.Mutex // serializes OnRole
 }
 
@@ -173,7 +174,8 @@ func (a *Agent) update(r Role) {
 		return
 	}
 	r.BrokerID = a.id
-	changed := !a.known || r.MasterID != old.MasterID || r.MasterEpoch != old.MasterEpoch || r.SSEpoch != old.SSEpoch || r.MasterAddr != old.MasterAddr
+	changed := a.resync || !a.known || r.MasterID != old.MasterID || r.MasterEpoch != old.MasterEpoch || r.SSEpoch != old.SSEpoch || r.MasterAddr != old.MasterAddr
+	a.resync = false
 	if r.MasterID == 0 {
 		// No master: fenced until one is elected.
 		changed = a.known
@@ -419,6 +421,16 @@ func (a *Agent) heartbeatAll() {
 		_ = a.client.InvokeOneway(ctx, c, remoting.NewRequest(remoting.BrokerHeartbeat, ext, nil))
 		cancel()
 	}
+}
+
+// Resync makes the agent hand its role to OnRole again at the next poll,
+// even if unchanged, and polls now: after a request whose answer was lost,
+// the caller learns the controller's state rather than guess it.
+func (a *Agent) Resync() {
+	a.mu.Lock()
+	a.resync = true
+	a.mu.Unlock()
+	a.wake()
 }
 
 // AlterSyncStateSet asks the controller to change the SyncStateSet (the

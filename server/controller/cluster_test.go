@@ -263,6 +263,12 @@ func TestClusterElectionFailoverAndRestart(t *testing.T) {
 	g := c.nodes[li2].Group("b")
 	require.Equal(t, int64(1), g.Master)
 	require.Equal(t, []int64{1, 2, 3}, g.SyncStateSet)
+	// Upstream #5712 / #10812: the new leader heard the brokers'
+	// heartbeats all along (they go to every controller), so its scans
+	// find the master alive and elect nobody.
+	brokers[0].heartbeat(t, c.addrs(), 1, 0)
+	require.Never(t, func() bool { return c.nodes[li2].Group("b").MasterEpoch != 1 }, 1500*time.Millisecond, 50*time.Millisecond,
+		"a new leader elected although the master lives")
 
 	// The master's connections close (a SIGKILL): the new leader elects
 	// the replica with the highest offset at once, and tells the others.
@@ -378,4 +384,36 @@ func TestClusterHeartbeatExpiryElects(t *testing.T) {
 	require.Equal(t, remoting.Success, b1.call(t, addr, protocol.UpdateControllerConfig, nil, []byte("enableElectUncleanMaster=true\n")).Code)
 	require.True(t, c.nodes[li].Config().EnableElectUncleanMaster)
 	require.Equal(t, protocol.ControllerInvalidRequest, b1.call(t, addr, protocol.UpdateControllerConfig, nil, []byte("controllerStorePath=/x\n")).Code)
+}
+
+// Upstream #5009 / #6382: an election that found nobody (the master died
+// and no other SyncStateSet member lives) is retried by the inactive
+// master scan once a member returns.
+func TestClusterRescanElectsReturningMember(t *testing.T) {
+	c := newCluster(t)
+	li := c.leader()
+	addr := c.cfgs[li].SelfAddr()
+	b1, b2 := newFakeBroker(t), newFakeBroker(t)
+	for i, b := range []*fakeBroker{b1, b2} {
+		b.id = int64(i + 1)
+		require.Equal(t, remoting.Success, b.call(t, addr, protocol.ControllerApplyBrokerID, map[string]string{"brokerName": "b", "appliedBrokerId": itoa(b.id), "registerCheckCode": b.addr + ";1"}, nil).Code)
+		b.heartbeat(t, c.addrs(), 0, 0)
+	}
+	require.Equal(t, remoting.Success, b1.call(t, addr, protocol.ControllerElectMaster, map[string]string{"brokerName": "b", "brokerId": "1"}, nil).Code)
+	// The master goes; broker 2 lives but is outside the set: no master.
+	b1.client.Close()
+	require.Eventually(t, func() bool {
+		g := c.nodes[li].Group("b")
+		return g.Master == 0 && g.MasterEpoch == 2
+	}, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, []int64{1}, c.nodes[li].Group("b").SyncStateSet)
+	// It comes back and heartbeats: the scan makes it master again.
+	var err error
+	b1.client, err = remoting.NewClient(remoting.Options{})
+	require.NoError(t, err)
+	b1.heartbeat(t, c.addrs(), 1, 0)
+	require.Eventually(t, func() bool {
+		g := c.nodes[li].Group("b")
+		return g.Master == 1 && g.MasterEpoch == 3
+	}, 15*time.Second, 20*time.Millisecond)
 }

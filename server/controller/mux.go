@@ -49,7 +49,9 @@ func (m *mux) serve() {
 // hold a goroutine) and hands the connection on.
 func (m *mux) route(c net.Conn) {
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	br := bufio.NewReaderSize(c, 1)
+	// The reader may take more than the byte peeked: both sides read
+	// through it until it is drained.
+	br := bufio.NewReader(c)
 	b, err := br.Peek(1)
 	_ = c.SetReadDeadline(time.Time{})
 	if err != nil {
@@ -58,7 +60,7 @@ func (m *mux) route(c net.Conn) {
 	}
 	if b[0] == raftMarker {
 		_, _ = br.Discard(1)
-		m.raft.deliver(c)
+		m.raft.deliver(&peekedConn{Conn: c, r: br})
 		return
 	}
 	m.remoting.deliver(&peekedConn{Conn: c, r: br})

@@ -3,6 +3,7 @@ package controller
 import (
 	"bytes"
 	"io"
+	"net"
 	"testing"
 	"time"
 
@@ -151,9 +152,18 @@ func TestElectPolicy(t *testing.T) {
 	require.Equal(t, int64(3), elect(g, live, true, 0))
 }
 
+// Upstream #11045: the late close of a broker's old channel must not
+// evict it once it heartbeats on a new one.
 func TestLivenessClosedKeepsNewerConn(t *testing.T) {
 	now := time.Unix(100, 0)
 	l := newLiveness(func() time.Time { return now })
+	old, cur := new(remoting.Conn), new(remoting.Conn)
+	l.beat(BrokerLive{BrokerName: "b", BrokerID: 1, Timeout: time.Second}, old)
+	l.beat(BrokerLive{BrokerName: "b", BrokerID: 1, Timeout: time.Second}, cur)
+	require.Empty(t, l.closed(old))
+	require.True(t, l.alive("b", 1))
+	require.Len(t, l.closed(cur), 1)
+	require.False(t, l.alive("b", 1))
 	l.beat(BrokerLive{BrokerName: "b", BrokerID: 1, Timeout: time.Second}, nil)
 	require.True(t, l.alive("b", 1))
 	now = now.Add(time.Second)
@@ -200,4 +210,33 @@ func FuzzConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The mux hands each side every byte its peer sent, however the first
+// read came in.
+func TestMuxKeepsEarlyBytes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	m := newMux(ln)
+	defer m.close()
+	for _, first := range []byte{raftMarker, 0} {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		msg := append([]byte{first}, []byte("0123456789abcdefghijklmnopqrstuvwxyz")...)
+		_, err = c.Write(msg)
+		require.NoError(t, err)
+		l := m.remoting
+		want := msg
+		if first == raftMarker {
+			l, want = m.raft, msg[1:]
+		}
+		got, err := l.Accept()
+		require.NoError(t, err)
+		buf := make([]byte, len(want))
+		_, err = io.ReadFull(got, buf)
+		require.NoError(t, err)
+		require.Equal(t, want, buf)
+		got.Close()
+		c.Close()
+	}
 }

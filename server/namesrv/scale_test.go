@@ -29,6 +29,11 @@ func bigRegistration(n int, compressed bool) *BrokerRegistration {
 			DataVersion: protocol.DataVersion{Counter: 1, Timestamp: 1700000000000}, TopicConfigTable: table}}
 }
 
+// bigRegistrationBody is the body of bigRegistration(n).
+func bigRegistrationBody(n int) *protocol.RegisterBrokerBody {
+	return &protocol.RegisterBrokerBody{TopicConfigSerializeWrapper: bigRegistration(n, true).Topics}
+}
+
 func startScaleNamesrv(tb testing.TB) string {
 	tb.Helper()
 	ns, err := New(Options{})

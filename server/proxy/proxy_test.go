@@ -256,14 +256,18 @@ func TestSendReceiveAck_AllQueuesAndWhatMessagesCarry(t *testing.T) {
 	}
 
 	// Nothing acked comes back; a receive waiting is woken by an arrival.
-	sent := make(chan time.Time, 1)
+	sent, sendErr := make(chan time.Time, 1), make(chan error, 1)
 	go func() {
 		time.Sleep(300 * time.Millisecond) // let the receive start waiting first
 		sent <- time.Now()
-		f.send(msg("TopicN", "LATE", "late"))
+		_, err := f.c.SendMessage(f.ctx, &v2.SendMessageRequest{Messages: []*v2.Message{msg("TopicN", "LATE", "late")}})
+		sendErr <- err
 	}()
 	st, msgs = f.receive(recvReq("TopicN", "G1", 32, 30*time.Second), 15*time.Second)
 	woke := time.Since(<-sent)
+	if err := <-sendErr; err != nil {
+		t.Fatal(err)
+	}
 	if st.Code != v2.Code_OK || len(msgs) != 1 || msgs[0].SystemProperties.MessageId != "LATE" {
 		t.Fatalf("after the ack: %v %v", st, msgs)
 	}
@@ -389,7 +393,74 @@ func TestBadRequestsGetApacheCodes(t *testing.T) {
 	if r := f.send(bad); r.Status.Code != v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY {
 		t.Fatalf("system property key: %v", r.Status)
 	}
+	et, err := f.c.EndTransaction(f.ctx, &v2.EndTransactionRequest{Topic: &v2.Resource{Name: "TopicN"}, MessageId: "X",
+		TransactionId: "X", Resolution: v2.TransactionResolution_COMMIT, Source: v2.TransactionSource_SOURCE_CLIENT})
+	if err != nil || et.Status.Code != v2.Code_INVALID_TRANSACTION_ID {
+		t.Fatalf("unknown transaction: %v %v", err, et)
+	}
 	if cfg, _ := f.b.Topics().Get("TopicF"); cfg.Attributes["message.type"] != "FIFO" || cfg.Perm != protocol.PermRead|protocol.PermWrite {
 		t.Fatalf("topic config %+v", cfg)
+	}
+}
+
+func TestOffsetRPCsAndPullMessage(t *testing.T) {
+	f := start(t)
+	f.topic("TopicN", "")
+	for i := range 8 {
+		f.send(msg("TopicN", fmt.Sprintf("ID%d", i), fmt.Sprint(i)))
+	}
+	mq := &v2.MessageQueue{Topic: &v2.Resource{Name: "TopicN"}, Id: 1}
+	g := &v2.Resource{Name: "PullG"}
+	end, err := f.c.QueryOffset(f.ctx, &v2.QueryOffsetRequest{MessageQueue: mq, QueryOffsetPolicy: v2.QueryOffsetPolicy_END})
+	if err != nil || end.Status.Code != v2.Code_OK || end.Offset != 2 {
+		t.Fatalf("END: %v %v", err, end)
+	}
+	got, _ := f.c.GetOffset(f.ctx, &v2.GetOffsetRequest{Group: g, MessageQueue: mq})
+	if got.Status.Code != v2.Code_OFFSET_NOT_FOUND {
+		t.Fatalf("no offset yet: %v", got.Status)
+	}
+	pull := func(off int64, wait time.Duration) (*v2.Status, []*v2.Message, int64) {
+		st, err := f.c.PullMessage(f.ctx, &v2.PullMessageRequest{Group: g, MessageQueue: mq, Offset: off, BatchSize: 32,
+			FilterExpression: &v2.FilterExpression{Type: v2.FilterType_TAG, Expression: "*"}, LongPollingTimeout: durationpb.New(wait)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var status *v2.Status
+		var msgs []*v2.Message
+		next := int64(-1)
+		for {
+			r, err := st.Recv()
+			if err != nil {
+				return status, msgs, next
+			}
+			switch c := r.Content.(type) {
+			case *v2.PullMessageResponse_Status:
+				status = c.Status
+			case *v2.PullMessageResponse_Message:
+				msgs = append(msgs, c.Message)
+			case *v2.PullMessageResponse_NextOffset:
+				next = c.NextOffset
+			}
+		}
+	}
+	st, msgs, next := pull(0, 0)
+	if st.Code != v2.Code_OK || len(msgs) != 2 || next != 2 {
+		t.Fatalf("pull: %v %d %d", st, len(msgs), next)
+	}
+	up, _ := f.c.UpdateOffset(f.ctx, &v2.UpdateOffsetRequest{Group: g, MessageQueue: mq, Offset: next})
+	got, _ = f.c.GetOffset(f.ctx, &v2.GetOffsetRequest{Group: g, MessageQueue: mq})
+	if up.Status.Code != v2.Code_OK || got.Offset != 2 {
+		t.Fatalf("update/get: %v %v", up, got)
+	}
+	st, msgs, next = pull(2, 200*time.Millisecond) // nothing new: a short long poll
+	if st.Code != v2.Code_MESSAGE_NOT_FOUND || len(msgs) != 0 || next != 2 {
+		t.Fatalf("pull at the end: %v %d %d", st, len(msgs), next)
+	}
+	bad := &v2.MessageQueue{Topic: &v2.Resource{Name: "TopicN"}, Id: 9}
+	if r, _ := f.c.GetOffset(f.ctx, &v2.GetOffsetRequest{Group: g, MessageQueue: bad}); r.Status.Code != v2.Code_BAD_REQUEST {
+		t.Fatalf("queue 9: %v", r.Status)
+	}
+	if r, _ := f.c.UpdateOffset(f.ctx, &v2.UpdateOffsetRequest{Group: g, MessageQueue: mq, Offset: -1}); r.Status.Code != v2.Code_ILLEGAL_OFFSET {
+		t.Fatalf("offset -1: %v", r.Status)
 	}
 }

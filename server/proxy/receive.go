@@ -7,6 +7,7 @@ import (
 
 	"github.com/rocketstore/rocketstore/server/broker/pop"
 	v2 "github.com/rocketstore/rocketstore/server/proxy/v2pb"
+	"github.com/rocketstore/rocketstore/store"
 )
 
 // ReceiveMessage pops from all queues of the topic on this broker, waiting
@@ -49,14 +50,9 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messagi
 			return status(err)
 		}
 	}
-	fe := req.GetFilterExpression()
-	typ := "TAG"
-	if fe.GetType() == v2.FilterType_SQL {
-		typ = "SQL92"
-	}
-	filter, err := s.b.Filter(typ, fe.GetExpression())
+	filter, err := s.filterOf(req.GetFilterExpression())
 	if err != nil {
-		return status(fail(v2.Code_ILLEGAL_FILTER_EXPRESSION, err.Error()))
+		return status(err)
 	}
 	if _, err := s.topicConfig(topic); err != nil {
 		return status(err)
@@ -234,4 +230,17 @@ func (s *Server) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2.Fo
 		err = fail(v2.Code_INTERNAL_SERVER_ERROR, err.Error())
 	}
 	return &v2.ForwardMessageToDeadLetterQueueResponse{Status: statusOf(err)}, nil
+}
+
+// filterOf compiles a request's filter expression (TAG or SQL92).
+func (s *Server) filterOf(fe *v2.FilterExpression) (store.Filter, error) {
+	typ := "TAG"
+	if fe.GetType() == v2.FilterType_SQL {
+		typ = "SQL92"
+	}
+	f, err := s.b.Filter(typ, fe.GetExpression())
+	if err != nil {
+		return nil, fail(v2.Code_ILLEGAL_FILTER_EXPRESSION, err.Error())
+	}
+	return f, nil
 }

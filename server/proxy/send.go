@@ -13,6 +13,7 @@ import (
 	"github.com/rocketstore/rocketstore/message"
 	"github.com/rocketstore/rocketstore/server/broker"
 	v2 "github.com/rocketstore/rocketstore/server/proxy/v2pb"
+	"github.com/rocketstore/rocketstore/store"
 )
 
 // SendMessage stores each message (SendMessageActivity): one entry per
@@ -26,10 +27,11 @@ func (s *Server) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*
 	resp := &v2.SendMessageResponse{}
 	for _, pm := range req.Messages {
 		e := &v2.SendResultEntry{MessageId: pm.GetSystemProperties().GetMessageId()}
-		off, err := s.send(pm, born)
-		e.Status, e.Offset = statusOf(err), off
+		res, err := s.send(pm, born)
+		e.Status, e.Offset = statusOf(err), res.QueueOffset
 		if err == nil && pm.GetSystemProperties().GetMessageType() == v2.MessageType_TRANSACTION {
 			e.TransactionId = e.MessageId
+			s.noteTransaction(e.TransactionId, pm.Topic.Name, res.QueueOffset, res.WroteOffset)
 		}
 		resp.Entries = append(resp.Entries, e)
 	}
@@ -45,48 +47,49 @@ func (s *Server) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*
 
 func hasControl(s string) bool { return strings.ContainsFunc(s, unicode.IsControl) }
 
-// send validates and stores one message; it returns its queue offset.
-func (s *Server) send(pm *v2.Message, bornAddr string) (int64, error) {
+// send validates and stores one message.
+func (s *Server) send(pm *v2.Message, bornAddr string) (store.PutResult, error) {
+	var none store.PutResult
 	topic, err := validateTopic(pm.Topic)
 	if err != nil {
-		return 0, err
+		return none, err
 	}
 	cfg, err := s.topicConfig(topic)
 	if err != nil {
-		return 0, err
+		return none, err
 	}
 	sp := pm.GetSystemProperties()
 	if sp == nil {
-		return 0, fail(v2.Code_BAD_REQUEST, "the message has no system properties")
+		return none, fail(v2.Code_BAD_REQUEST, "the message has no system properties")
 	}
 	switch n := len(pm.Body); {
 	case n == 0:
-		return 0, fail(v2.Code_MESSAGE_BODY_EMPTY, "message body cannot be empty")
+		return none, fail(v2.Code_MESSAGE_BODY_EMPTY, "message body cannot be empty")
 	case n > s.b.MaxMessageSize():
-		return 0, fail(v2.Code_MESSAGE_BODY_TOO_LARGE, fmt.Sprintf("message body cannot exceed the max %d", s.b.MaxMessageSize()))
+		return none, fail(v2.Code_MESSAGE_BODY_TOO_LARGE, fmt.Sprintf("message body cannot exceed the max %d", s.b.MaxMessageSize()))
 	}
 	if strings.TrimSpace(sp.MessageId) == "" {
-		return 0, fail(v2.Code_ILLEGAL_MESSAGE_ID, "message id cannot be empty")
+		return none, fail(v2.Code_ILLEGAL_MESSAGE_ID, "message id cannot be empty")
 	}
 	props := make(map[string]string, len(pm.UserProperties)+8)
 	for k, v := range pm.UserProperties {
 		if systemProperties[k] {
-			return 0, fail(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "property is used by system: "+k)
+			return none, fail(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "property is used by system: "+k)
 		}
 		if hasControl(k) || hasControl(v) {
-			return 0, fail(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "the key or value of a property cannot contain control characters")
+			return none, fail(v2.Code_ILLEGAL_MESSAGE_PROPERTY_KEY, "the key or value of a property cannot contain control characters")
 		}
 		props[k] = v
 	}
 	if tag := sp.GetTag(); tag != "" {
 		if strings.TrimSpace(tag) == "" || strings.Contains(tag, "|") || hasControl(tag) {
-			return 0, fail(v2.Code_ILLEGAL_MESSAGE_TAG, "tag cannot be whitespace or contain '|' or control characters")
+			return none, fail(v2.Code_ILLEGAL_MESSAGE_TAG, "tag cannot be whitespace or contain '|' or control characters")
 		}
 		props[message.PropertyTags] = tag
 	}
 	for _, k := range sp.Keys {
 		if strings.TrimSpace(k) == "" || hasControl(k) {
-			return 0, fail(v2.Code_ILLEGAL_MESSAGE_KEY, "key cannot be whitespace or contain control characters")
+			return none, fail(v2.Code_ILLEGAL_MESSAGE_KEY, "key cannot be whitespace or contain control characters")
 		}
 	}
 	if len(sp.Keys) > 0 {
@@ -108,14 +111,14 @@ func (s *Server) send(pm *v2.Message, bornAddr string) (int64, error) {
 	if ts := sp.GetDeliveryTimestamp(); ts != nil {
 		at := ts.AsTime()
 		if time.Until(at) > maxDelay {
-			return 0, fail(v2.Code_ILLEGAL_DELIVERY_TIME, fmt.Sprintf("the max delay time of message is too large, max is %d", maxDelay.Milliseconds()))
+			return none, fail(v2.Code_ILLEGAL_DELIVERY_TIME, fmt.Sprintf("the max delay time of message is too large, max is %d", maxDelay.Milliseconds()))
 		}
 		props[message.PropertyTimerDeliverMS] = strconv.FormatInt(at.UnixMilli(), 10)
 	}
 	group := sp.GetMessageGroup()
 	if group != "" {
 		if len(group) > 64 || hasControl(group) {
-			return 0, fail(v2.Code_ILLEGAL_MESSAGE_GROUP, "message group is longer than 64 or holds control characters")
+			return none, fail(v2.Code_ILLEGAL_MESSAGE_GROUP, "message group is longer than 64 or holds control characters")
 		}
 		props[message.PropertyShardingKey] = group
 	}
@@ -135,7 +138,7 @@ func (s *Server) send(pm *v2.Message, bornAddr string) (int64, error) {
 		props[message.PropertyBornTimestamp] = strconv.FormatInt(bornMs, 10)
 	}
 	if typ := broker.TopicMessageType(cfg); typ != broker.MessageTypeMixed && typ != messageTypeName(messageType(props)) {
-		return 0, fail(v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, fmt.Sprintf(
+		return none, fail(v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE, fmt.Sprintf(
 			"the message type %s does not match the topic %s message type %s", messageTypeName(messageType(props)), topic, typ))
 	}
 	queueID := int32(-1)
@@ -154,11 +157,7 @@ func (s *Server) send(pm *v2.Message, bornAddr string) (int64, error) {
 		BornHost:       parseAddrPort(bornAddr),
 		ReconsumeTimes: sp.GetDeliveryAttempt(),
 	}
-	res, err := s.b.Put(m)
-	if err != nil {
-		return 0, err
-	}
-	return res.QueueOffset, nil
+	return s.b.Put(m)
 }
 
 func messageTypeName(t v2.MessageType) string {

@@ -43,8 +43,9 @@ type Server struct {
 	log  *slog.Logger
 	grpc *grpc.Server
 
-	mu      sync.Mutex // guards clients
+	mu      sync.Mutex // guards clients, txs
 	clients map[string]*client
+	txs     map[string]txData // open transactions by id
 
 	rr   atomic.Uint32 // round robin of sends without a message group
 	stop chan struct{}
@@ -66,7 +67,8 @@ func New(b *broker.Broker, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{b: b, log: opts.Logger, clients: map[string]*client{}, stop: make(chan struct{})}
+	s := &Server{b: b, log: opts.Logger, clients: map[string]*client{}, txs: map[string]txData{}, stop: make(chan struct{})}
+	b.SetTransactionChecker(s.checkTransaction)
 	s.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(b.MaxMessageSize()+1<<20),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),

@@ -240,6 +240,13 @@ func (g *SubscriptionGroups) All() []SubscriptionGroupConfig {
 	return out
 }
 
+// Len returns the number of groups.
+func (g *SubscriptionGroups) Len() int {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return len(g.table)
+}
+
 // DataVersion returns the data version: a new counter and timestamp after
 // every change.
 func (g *SubscriptionGroups) DataVersion() protocol.DataVersion {

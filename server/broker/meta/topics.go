@@ -442,6 +442,13 @@ func (t *Topics) All() []protocol.TopicConfig {
 	return out
 }
 
+// Len returns the number of topics.
+func (t *Topics) Len() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.table)
+}
+
 // DataVersion returns the data version: a new counter and timestamp after
 // every change.
 func (t *Topics) DataVersion() protocol.DataVersion {

@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,7 +17,8 @@ const (
 
 // collector turns a Source's snapshot into metrics at each scrape.
 type collector struct {
-	src Source
+	src   Source
+	limit int // of per-queue series; negative: none
 
 	messagesIn, throughputIn, messageSize    *prometheus.Desc
 	messagesOut, throughputOut               *prometheus.Desc
@@ -26,11 +29,16 @@ type collector struct {
 	reserveTime, clDiskRatio, cqDiskRatio    *prometheus.Desc
 	clMinOffset, clMaxOffset, heldPulls      *prometheus.Desc
 	putLatency, flushLatency                 *prometheus.Desc
+	queueSeriesOmitted, lagSeriesOmitted     *prometheus.Desc
 }
 
 // NewCollector returns a prometheus.Collector of the broker metrics the
-// package doc lists, read from src at each scrape.
-func NewCollector(src Source) prometheus.Collector {
+// package doc lists, read from src at each scrape, with at most
+// queueSeriesLimit per-queue series (see Options.QueueSeriesLimit).
+func NewCollector(src Source, queueSeriesLimit int) prometheus.Collector {
+	if queueSeriesLimit == 0 {
+		queueSeriesLimit = DefaultQueueSeriesLimit
+	}
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
@@ -40,6 +48,7 @@ func NewCollector(src Source) prometheus.Collector {
 	st := []string{"storage_type", "storage_medium"}
 	return &collector{
 		src:            src,
+		limit:          queueSeriesLimit,
 		messagesIn:     d("rocketmq_messages_in_total", "Total number of incoming messages", in...),
 		throughputIn:   d("rocketmq_throughput_in_total", "Total traffic of incoming messages", in...),
 		messageSize:    d("rocketmq_message_size", "Incoming messages size", in...),
@@ -64,6 +73,10 @@ func NewCollector(src Source) prometheus.Collector {
 		heldPulls:      d("rocketstore_pull_requests_held", "Pull requests held by long polling"),
 		putLatency:     d("rocketstore_put_latency_seconds", "Time the store took to put a sent message or batch, flush wait included"),
 		flushLatency:   d("rocketstore_flush_latency_seconds", "Time of the CommitLog flushes that wrote something out"),
+		queueSeriesOmitted: d("rocketstore_consumer_queue_lag_series_omitted",
+			"Per-queue lag series left out of this scrape by metricsQueueSeriesLimit (the queues with the least lag)"),
+		lagSeriesOmitted: d("rocketstore_consumer_lag_series_omitted",
+			"Group and topic pairs whose lag series were left out of this scrape by metricsQueueSeriesLimit (those with the least lag)"),
 	}
 }
 
@@ -72,7 +85,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.messagesIn, c.throughputIn, c.messageSize, c.messagesOut, c.throughputOut,
 		c.lagMessages, c.lagLatency, c.queueLag, c.producerConns, c.consumerConns, c.topicNumber, c.groupNumber,
 		c.permission, c.storageSize, c.flushBehind, c.dispatchBehind, c.reserveTime, c.clDiskRatio, c.cqDiskRatio,
-		c.clMinOffset, c.clMaxOffset, c.heldPulls, c.putLatency, c.flushLatency} {
+		c.clMinOffset, c.clMaxOffset, c.heldPulls, c.putLatency, c.flushLatency, c.queueSeriesOmitted, c.lagSeriesOmitted} {
 		ch <- d
 	}
 }
@@ -139,11 +152,21 @@ func (c *collector) collectLags(ch chan<- prometheus.Metric, s *Snapshot) {
 	type sum struct {
 		lag, earliest int64
 	}
+	perQueue := s.Lags
+	if c.limit >= 0 && len(perQueue) > c.limit {
+		// The cardinality guard: the queues with the largest lag.
+		perQueue = slices.Clone(perQueue)
+		slices.SortStableFunc(perQueue, func(a, b QueueLag) int { return cmp.Compare(b.Lag, a.Lag) })
+		perQueue = perQueue[:c.limit]
+	}
+	for _, q := range perQueue {
+		ch <- prometheus.MustNewConstMetric(c.queueLag, prometheus.GaugeValue, float64(q.Lag),
+			q.Group, q.Topic, strconv.Itoa(int(q.QueueID)))
+	}
+	ch <- prometheus.MustNewConstMetric(c.queueSeriesOmitted, prometheus.GaugeValue, float64(len(s.Lags)-len(perQueue)))
 	sums := map[key]*sum{}
 	var order []key
 	for _, q := range s.Lags {
-		ch <- prometheus.MustNewConstMetric(c.queueLag, prometheus.GaugeValue, float64(q.Lag),
-			q.Group, q.Topic, strconv.Itoa(int(q.QueueID)))
 		k := key{q.Group, q.Topic, q.IsRetry, q.IsSystem}
 		t := sums[k]
 		if t == nil {
@@ -156,6 +179,12 @@ func (c *collector) collectLags(ch chan<- prometheus.Metric, s *Snapshot) {
 			t.earliest = q.EarliestUnconsumed
 		}
 	}
+	all := len(order)
+	if c.limit >= 0 && all > c.limit {
+		slices.SortStableFunc(order, func(a, b key) int { return cmp.Compare(sums[b].lag, sums[a].lag) })
+		order = order[:c.limit]
+	}
+	ch <- prometheus.MustNewConstMetric(c.lagSeriesOmitted, prometheus.GaugeValue, float64(all-len(order)))
 	for _, k := range order {
 		t := sums[k]
 		l := []string{k.group, k.topic, strconv.FormatBool(k.isRetry), strconv.FormatBool(k.isSystem)}

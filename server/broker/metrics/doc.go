@@ -21,7 +21,10 @@
 //	rocketmq_throughput_out_total{topic,consumer_group,is_system}      bytes pulled
 //	rocketmq_consumer_lag_messages{consumer_group,topic,is_retry,is_system}
 //	rocketmq_consumer_lag_latency_milliseconds{...same}                age of the oldest unconsumed message
-//	rocketstore_consumer_queue_lag_messages{consumer_group,topic,queue_id}
+//	rocketstore_consumer_lag_series_omitted                            both: at most metricsQueueSeriesLimit
+//	                                                                   (1,000) pairs, the largest lags
+//	rocketstore_consumer_queue_lag_messages{consumer_group,topic,queue_id}  at most metricsQueueSeriesLimit
+//	rocketstore_consumer_queue_lag_series_omitted                      (1,000 by default) of the largest lags
 //	rocketmq_producer_connections{language,version,protocol_type}
 //	rocketmq_consumer_connections{consumer_group,language,version,consume_mode,protocol_type,is_system}
 //	rocketmq_topic_number, rocketmq_consumer_group_number, rocketmq_broker_permission

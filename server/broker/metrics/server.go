@@ -31,10 +31,20 @@ type Options struct {
 	Health func() error
 	// Logger receives the server's errors; nil discards.
 	Logger *slog.Logger
+	// QueueSeriesLimit bounds the per-queue series of a scrape
+	// (rocketstore_consumer_queue_lag_messages) and the group and topic
+	// pairs of the lag series (rocketmq_consumer_lag_*): with more, those
+	// with the largest lag are kept, and how many were left out is
+	// reported. 0: DefaultQueueSeriesLimit; negative: no limit.
+	QueueSeriesLimit int
 	// Mount are more handlers on the same port, by ServeMux pattern (the
 	// web console: "/console/").
 	Mount map[string]http.Handler
 }
+
+// DefaultQueueSeriesLimit is QueueSeriesLimit's default: a scrape stays
+// small and quick however many queues the broker has.
+const DefaultQueueSeriesLimit = 1000
 
 // Server is the HTTP server of /metrics, /healthz and /debug/pprof/.
 type Server struct {
@@ -50,7 +60,7 @@ func Start(opts Options) (*Server, error) {
 	}
 	reg := prometheus.NewRegistry()
 	if opts.Source != nil {
-		if err := prometheus.WrapRegistererWith(maps.Clone(opts.Labels), reg).Register(NewCollector(opts.Source)); err != nil {
+		if err := prometheus.WrapRegistererWith(maps.Clone(opts.Labels), reg).Register(NewCollector(opts.Source, opts.QueueSeriesLimit)); err != nil {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
 	}

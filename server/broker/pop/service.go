@@ -260,12 +260,22 @@ func (s *Service) popTime(now time.Time) int64 {
 	return t
 }
 
+// The properties of the revive log's records: their tag.
+var (
+	ckProps  = string(message.AppendProperty(nil, message.PropertyTags, tagCK))
+	ackProps = string(message.AppendProperty(nil, message.PropertyTags, tagAck))
+)
+
 // putRecord appends a record to the revive log.
 func (s *Service) putRecord(tag string, body []byte) error {
+	props := ackProps
+	if tag == tagCK {
+		props = ckProps
+	}
 	m := &message.Message{
 		Topic:         s.opts.ReviveTopic,
 		Body:          body,
-		Properties:    message.EncodeProperties(map[string]string{message.PropertyTags: tag}),
+		Properties:    props,
 		BornTimestamp: time.Now().UnixMilli(),
 		BornHost:      s.opts.StoreHost,
 	}

@@ -14,7 +14,7 @@ import (
 // fixture is a store and a Service over it, with a dead-letter topic and
 // consumer offsets kept in memory as the broker keeps them in meta.
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	st      *store.MessageStore
 	svc     *Service
@@ -23,7 +23,7 @@ type fixture struct {
 	dlq     []*message.Message
 }
 
-func openFixture(t *testing.T, dir string, offsets map[queueKey]int64) *fixture {
+func openFixture(t testing.TB, dir string, offsets map[queueKey]int64) *fixture {
 	t.Helper()
 	st, err := store.Open(dir, store.Options{CommitLogFileSize: 1 << 20, IndexHashSlots: 1024, IndexMaxEntries: 4096})
 	if err != nil {
