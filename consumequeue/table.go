@@ -30,9 +30,18 @@ type Table struct {
 	opts Options
 	log  *slog.Logger
 
-	mu     sync.RWMutex // guards queues and closed
+	mu     sync.RWMutex // guards queues, lazy and closed
 	queues map[key]*Queue
 	closed bool
+	// lazy are the queues a clean shutdown's summary names that no one
+	// has used since OpenTableLazy: opened on first use (see open.go).
+	lazy map[key]entry
+	// correctMin is the last CommitLog min offset CorrectMinOffset was
+	// given, -1 before; a lazy queue is corrected to it when opened.
+	correctMin atomic.Int64
+	// summaryOnDisk is set while the summary read at open is still on
+	// disk (see dropSummaryLocked).
+	summaryOnDisk bool
 
 	// dirty are the queues Put wrote to since Flush last took them: Flush
 	// visits them only, not every queue (100,000 queues, a few busy).
@@ -45,6 +54,16 @@ type Table struct {
 // (creating root if needed), recovering each as Open does. Folders whose
 // name is not a queue id (a canonical non-negative int32) are skipped.
 func OpenTable(root string, opts Options) (*Table, error) {
+	return OpenTableLazy(root, opts, false)
+}
+
+// OpenTableLazy opens the table as OpenTable does, except that when clean
+// (the store shut down cleanly: no abort marker) and root holds a whole
+// summary (WriteSummary), it opens no queue: the summary says which there
+// are and where they end, and each is opened on first use. The summary
+// is removed, durably, before the table first writes; after a crash it
+// is neither read nor removed.
+func OpenTableLazy(root string, opts Options, clean bool) (*Table, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("consumequeue: open table %s: %w", root, err)
@@ -53,6 +72,22 @@ func OpenTable(root string, opts Options) (*Table, error) {
 		return nil, fmt.Errorf("consumequeue: open table: %w", err)
 	}
 	t := &Table{root: root, opts: opts, log: opts.Logger, queues: make(map[key]*Queue)}
+	t.correctMin.Store(-1)
+	var sum map[key]entry
+	var err error
+	if clean {
+		// After a crash the summary is left alone (the disk unchanged by a
+		// refused open): the abort marker stays until a clean Close, which
+		// writes a new one first.
+		if sum, err = t.readSummary(); err != nil {
+			return nil, fmt.Errorf("consumequeue: open table %s: %w", root, err)
+		}
+	}
+	if sum != nil {
+		t.lazy = sum
+		t.log.Info("consume queues known from the summary, opened on first use", "root", root, "queues", len(sum))
+		return t, nil
+	}
 	topics, err := os.ReadDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("consumequeue: open table: %w", err)
@@ -128,12 +163,17 @@ func parseQueueID(name string) (int32, bool) {
 // Root is the folder holding every topic's queues.
 func (t *Table) Root() string { return t.root }
 
-// Get returns the queue of topic and queueID, or nil if there is none.
-// It does not allocate.
+// Get returns the queue of topic and queueID, or nil if there is none,
+// opening it first if the summary named it and no one used it yet. It
+// does not allocate once the queue is open.
 func (t *Table) Get(topic string, queueID int32) *Queue {
 	t.mu.RLock()
 	q := t.queues[key{topic, queueID}]
+	lazy := q == nil && len(t.lazy) > 0
 	t.mu.RUnlock()
+	if lazy {
+		q = t.openLazy(topic, queueID)
+	}
 	return q
 }
 
@@ -148,9 +188,18 @@ func (t *Table) GetOrCreate(topic string, queueID int32) (*Queue, error) {
 	if t.closed {
 		return nil, ErrClosed
 	}
+	if topic == SummaryName {
+		return nil, fmt.Errorf("consumequeue: topic %q: %w", topic, ErrBadName)
+	}
 	k := key{topic, queueID}
 	if q := t.queues[k]; q != nil {
 		return q, nil
+	}
+	if _, ok := t.lazy[k]; ok {
+		return nil, fmt.Errorf("consumequeue: %s/%d could not be opened", topic, queueID)
+	}
+	if err := t.dropSummaryLocked(); err != nil {
+		return nil, err
 	}
 	q, err := t.open(topic, queueID)
 	if err != nil {
@@ -158,6 +207,98 @@ func (t *Table) GetOrCreate(topic string, queueID int32) (*Queue, error) {
 	}
 	t.queues[k] = q
 	return q, nil
+}
+
+// openLazy opens the queue of topic and queueID if the summary named it
+// and it is not open yet, and returns it (nil if there is no such queue,
+// or opening failed: logged, the queue stays to open at the next use).
+func (t *Table) openLazy(topic string, queueID int32) *Queue {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := key{topic, queueID}
+	if q := t.queues[k]; q != nil || t.closed {
+		return q
+	}
+	e, ok := t.lazy[k]
+	if !ok {
+		return nil
+	}
+	k.topic = strings.Clone(topic) // the caller's string may be a view of a buffer
+	err := t.dropSummaryLocked()
+	var q *Queue
+	if err == nil {
+		q, err = t.open(k.topic, queueID)
+	}
+	if err != nil {
+		t.log.Error("opening a consume queue on first use failed", "topic", topic, "queueId", queueID, "err", err)
+		return nil
+	}
+	t.adopt(k, e, q)
+	return q
+}
+
+// adopt moves the lazy queue k, now open as q, into the open queues,
+// correcting its min offset as recovery did the others'. t.mu is held.
+func (t *Table) adopt(k key, e entry, q *Queue) {
+	delete(t.lazy, k)
+	if m := t.correctMin.Load(); m >= 0 {
+		q.CorrectMinOffset(m)
+	}
+	if q.MaxOffset() != e.max || q.MaxPhysicOffset() != e.maxPhys {
+		t.log.Warn("a consume queue's files disagree with the summary of the last shutdown", "topic", k.topic, "queueId", k.id,
+			"maxOffset", q.MaxOffset(), "summaryMaxOffset", e.max, "maxPhysicOffset", q.MaxPhysicOffset(), "summaryMaxPhysicOffset", e.maxPhys)
+	}
+	t.queues[k] = q
+}
+
+// openLazyWhere opens, openWorkers at a time, the lazy queues for which
+// want is true.
+func (t *Table) openLazyWhere(want func(entry) bool) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed || len(t.lazy) == 0 {
+		return nil
+	}
+	var keys []key
+	for k, e := range t.lazy {
+		if want(e) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	if err := t.dropSummaryLocked(); err != nil {
+		return err
+	}
+	err := t.openAll(keys)
+	for _, k := range keys {
+		if q := t.queues[k]; q != nil {
+			t.adopt(k, t.lazy[k], q)
+		}
+	}
+	return err
+}
+
+// Lazy is how many queues the summary named that are not open yet.
+func (t *Table) Lazy() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.lazy)
+}
+
+// EachMaxOffset calls fn with the topic, queue id and MaxOffset of every
+// queue, open or not (recovery's queue offset table), in no order. fn
+// must not call the table.
+func (t *Table) EachMaxOffset(fn func(topic string, queueID int32, maxOffset int64)) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for k, q := range t.queues {
+		fn(k.topic, k.id, q.MaxOffset())
+	}
+	for k, e := range t.lazy {
+		fn(k.topic, k.id, e.max)
+	}
 }
 
 // open opens a queue of the table: its Puts mark it dirty in the table.
@@ -188,9 +329,17 @@ func (t *Table) Dirty() int {
 	return len(t.dirty)
 }
 
-// All returns every queue, sorted by topic and queue id. The slice is the
-// caller's; the queues are shared.
+// All returns every queue, sorted by topic and queue id, opening those not
+// open yet. The slice is the caller's; the queues are shared.
 func (t *Table) All() []*Queue {
+	if err := t.openLazyWhere(func(entry) bool { return true }); err != nil {
+		t.log.Error("opening the consume queues failed", "err", err)
+	}
+	return t.opened()
+}
+
+// opened returns the open queues, sorted by topic and queue id.
+func (t *Table) opened() []*Queue {
 	t.mu.RLock()
 	all := make([]*Queue, 0, len(t.queues))
 	for _, q := range t.queues {
@@ -207,22 +356,25 @@ func (t *Table) All() []*Queue {
 }
 
 // Truncate truncates every queue at phyOffset (Queue.Truncate); recovery
-// only.
+// only. A queue not open yet is opened only if the summary says it holds
+// units at or past phyOffset.
 func (t *Table) Truncate(phyOffset int64) error {
-	var err error
-	for _, q := range t.All() {
+	err := t.openLazyWhere(func(e entry) bool { return e.maxPhys > phyOffset })
+	for _, q := range t.opened() {
 		err = errors.Join(err, q.Truncate(phyOffset))
 	}
 	return err
 }
 
 // DeleteExpired runs Queue.DeleteExpired on every queue and returns how
-// many files were deleted in all. RocketMQ pauses 100 ms after each queue
-// that deleted files; a caller that wants that pacing loops over All.
+// many files were deleted in all. A queue not open yet is passed over
+// when the summary says its head is still in the CommitLog (at or above
+// minPhyOffset), or it has no unit. RocketMQ pauses 100 ms after each
+// queue that deleted files; a caller that wants that pacing loops over All.
 func (t *Table) DeleteExpired(minPhyOffset int64) (int, error) {
-	var err error
+	err := t.openLazyWhere(func(e entry) bool { return e.max > 0 && e.headPhys < minPhyOffset })
 	total := 0
-	for _, q := range t.All() {
+	for _, q := range t.opened() {
 		n, qerr := q.DeleteExpired(minPhyOffset)
 		total += n
 		err = errors.Join(err, qerr)
@@ -230,10 +382,17 @@ func (t *Table) DeleteExpired(minPhyOffset int64) (int, error) {
 	return total, err
 }
 
-// CorrectMinOffset runs Queue.CorrectMinOffset on every queue, as recovery
-// does with the CommitLog's min offset.
+// CorrectMinOffset runs Queue.CorrectMinOffset on every open queue, as
+// recovery does with the CommitLog's min offset; a queue not open yet is
+// corrected when opened.
 func (t *Table) CorrectMinOffset(minPhyOffset int64) {
-	for _, q := range t.All() {
+	for {
+		old := t.correctMin.Load()
+		if old >= minPhyOffset || t.correctMin.CompareAndSwap(old, minPhyOffset) {
+			break
+		}
+	}
+	for _, q := range t.opened() {
 		q.CorrectMinOffset(minPhyOffset)
 	}
 }
@@ -307,6 +466,9 @@ func (t *Table) MaxPhysicOffset() int64 {
 	for _, q := range t.queues {
 		m = max(m, q.MaxPhysicOffset())
 	}
+	for _, e := range t.lazy {
+		m = max(m, e.maxPhys)
+	}
 	return m
 }
 
@@ -332,11 +494,20 @@ func (t *Table) Remove(topic string) error {
 		return err
 	}
 	t.mu.Lock()
+	if err := t.dropSummaryLocked(); err != nil {
+		t.mu.Unlock()
+		return err
+	}
 	var doomed []*Queue
 	for k, q := range t.queues {
 		if k.topic == topic {
 			doomed = append(doomed, q)
 			delete(t.queues, k)
+		}
+	}
+	for k := range t.lazy {
+		if k.topic == topic {
+			delete(t.lazy, k)
 		}
 	}
 	t.mu.Unlock()

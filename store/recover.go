@@ -133,12 +133,19 @@ func (s *MessageStore) recover(crashed bool) error {
 	// are taken from them.
 	s.disp.from.Store(reputFrom)
 	s.disp.catchUp()
+	if r := s.cqs.RebuildFrom(); r >= 0 && s.disp.from.Load() < end && r < s.disp.from.Load() {
+		// A queue opened on first use (a clean shutdown's summary) was
+		// found damaged by dispatch: build it again from where it was cut.
+		if err := s.rebuildOnNextOpen(); err != nil {
+			return err
+		}
+		s.disp.from.Store(max(r, minOff))
+		s.disp.catchUp()
+	}
 	if s.disp.from.Load() < end {
 		return fmt.Errorf("dispatch stopped at %d before the end of the commit log at %d", s.disp.from.Load(), end)
 	}
-	for _, q := range s.cqs.All() {
-		s.cl.SetQueueOffset(q.Topic(), q.QueueID(), q.MaxOffset())
-	}
+	s.cqs.EachMaxOffset(s.cl.SetQueueOffset)
 	s.cqs.CorrectMinOffset(minOff)
 	return nil
 }

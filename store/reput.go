@@ -123,6 +123,9 @@ type dispatcher struct {
 	// length: records of a topic's few queues often take turns.
 	recent  [recentQueues]*consumequeue.Queue
 	stopped bool // set by Close: the files are closing
+	// noQueues makes dispatch leave the ConsumeQueues alone: set by
+	// BenchmarkPutMessage_Queues only, to measure a put without them.
+	noQueues bool
 	// batch holds the index entries of dispatched records not yet put
 	// (their strings alias the records, all in one CommitLog file, or the
 	// put's message): they are put together (indexfile.PutBatch) before the
@@ -502,6 +505,9 @@ func (d *dispatcher) dispatch(rec *recordInfo) error {
 	props := &rec.props
 	switch rec.sysFlag & message.TxMask {
 	case 0, message.TxCommit:
+		if d.noQueues {
+			break
+		}
 		code := message.TagsCode(props.vals[propTags])
 		if props.has(propDelay) && rec.topic == message.TopicSchedule {
 			if at, ok := deliverAt(d.delays, props.vals[propDelay], rec.storeTimestamp); ok {

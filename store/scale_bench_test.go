@@ -16,16 +16,30 @@ import (
 //
 //	go test -run '^$' -bench 'PutMessage_Queues' -benchmem ./store/
 func BenchmarkPutMessage_Queues(b *testing.B) {
-	for _, queues := range []int{1, 100_000} {
+	for _, run := range []struct {
+		queues   int
+		noQueues bool
+	}{{1, false}, {100_000, false}, {1, true}, {100_000, true}} {
 		dir := b.TempDir()
 		// 1 GiB CommitLog files: neither run rolls over to a new file.
 		s, err := Open(dir, Options{DisableIndex: true})
 		if err != nil {
 			b.Fatal(err)
 		}
+		queues := run.queues
 		topics, p := fillQueues(b, s, queues)
 		s.CommitLog().WaitAllocated()
-		b.Run(fmt.Sprintf("queues=%d", queues), func(b *testing.B) {
+		name := fmt.Sprintf("queues=%d", queues)
+		if run.noQueues {
+			// The ceiling: the same puts with dispatch to the
+			// ConsumeQueues left out (the CommitLog's queue offsets
+			// still looked up and advanced per queue).
+			name += "/no-consumequeue"
+			s.disp.mu.Lock()
+			s.disp.noQueues = true
+			s.disp.mu.Unlock()
+		}
+		b.Run(name, func(b *testing.B) {
 			size, _ := message.EncodedSize(p.next())
 			b.SetBytes(int64(size))
 			b.ReportAllocs()
@@ -50,6 +64,9 @@ func BenchmarkPutMessage_Queues(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(budget.Maps()-maps)/float64(b.N), "maps/op")
 		})
+		s.disp.mu.Lock()
+		s.disp.noQueues = false
+		s.disp.mu.Unlock()
 		if err := s.Close(); err != nil {
 			b.Fatal(err)
 		}

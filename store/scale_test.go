@@ -50,6 +50,7 @@ func TestStore_ManyQueues(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	reopen := time.Since(start)
+	require.Equal(t, queues, s.cqs.Lazy(), "after a clean shutdown no queue opens before it is used")
 	fds2, maps2 := countFDs(t)-fds0, countMaps(t)-maps0
 	for i := range queues {
 		topic, q := scaleTopic(i)

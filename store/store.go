@@ -135,7 +135,10 @@ func (s *MessageStore) open() error {
 	if s.cl, err = commitlog.Open(s.paths.CommitLog, s.opts.commitLog()); err != nil {
 		return err
 	}
-	if s.cqs, err = consumequeue.OpenTable(s.paths.ConsumeQueue, s.opts.consumeQueue()); err != nil {
+	crashed := s.abort.Exists()
+	// After a clean shutdown the queues open on first use, as the summary
+	// written at Close describes them; after a crash, every one now.
+	if s.cqs, err = consumequeue.OpenTableLazy(s.paths.ConsumeQueue, s.opts.consumeQueue(), !crashed); err != nil {
 		return err
 	}
 	if !s.opts.DisableIndex {
@@ -146,7 +149,7 @@ func (s *MessageStore) open() error {
 		}
 	}
 	s.disp = newDispatcher(s.cl, s.cqs, s.index, s.opts, s.delays, &s.flags)
-	if err := s.recover(s.abort.Exists()); err != nil {
+	if err := s.recover(crashed); err != nil {
 		return err
 	}
 	if s.sched, err = newScheduler(s); err != nil {
@@ -197,6 +200,11 @@ func (s *MessageStore) Close() error {
 	// After a failed flush, a flush at close that succeeds proves nothing:
 	// the abort file stays, so the next Open recovers from the disk.
 	err = errors.Join(err, s.flags.cause(flushFailed), s.closeParts())
+	if err == nil && caughtUp {
+		// The summary lets the next Open leave the queues closed until
+		// used; it is trusted only with the abort file gone.
+		err = s.cqs.WriteSummary()
+	}
 	if err == nil && caughtUp {
 		err = s.abort.Remove()
 	}
