@@ -96,11 +96,16 @@ type ctlSent struct {
 // and the SyncStateSet holds all three; the official Go client sends
 // with SendSync from four goroutines, the master is SIGKILLed under that
 // load, another broker is master at id 0 within a bound (the time is
-// logged), a new producer's sends succeed on it, and every send
-// answered SEND_OK is on the new master at the queue offset it named.
+// logged), a new producer's sends succeed on it; the old master
+// restarted rejoins as a slave and the SyncStateSet holds three again;
+// every send answered SEND_OK is on the new master at the queue offset
+// it named, and on both slaves, whose CommitLogs and queues end as the
+// master's.
 func TestControllerMode_MasterKilled(t *testing.T) {
 	dir := t.TempDir()
+	built := time.Now()
 	nsBin, brokerBin := buildCmd(t, dir, "namesrv"), buildCmd(t, dir, "broker")
+	t.Logf("cmd/namesrv and cmd/broker built in %v", time.Since(built).Round(time.Millisecond))
 
 	var nsAddrs, peers []string
 	for range 3 {
@@ -284,7 +289,27 @@ func TestControllerMode_MasterKilled(t *testing.T) {
 	}
 	require.Len(t, addrsAt(nsAddrs[0], topic), 2)
 
-	// Every acknowledged send is on the new master at its queue offset.
+	require.Eventually(t, func() bool {
+		info := syncStateSet()
+		return len(info.InSyncReplicas) == 2 && info.MasterAddress == newMaster
+	}, 30*time.Second, 50*time.Millisecond, "the SyncStateSet did not shrink to the two live brokers")
+
+	// The old master restarted rejoins as a slave (cutting what it never
+	// had acknowledged), catches up and is in the SyncStateSet again.
+	rejoin := time.Now()
+	old.p = startCtlProc(t, "broker-old", brokerBin, "-c", old.conf)
+	require.Equal(t, newMaster, routed(3, "", 30*time.Second), "the master changed when the old one came back")
+	require.Eventually(t, func() bool {
+		info := syncStateSet()
+		return len(info.InSyncReplicas) == 3 && info.MasterAddress == newMaster
+	}, 30*time.Second, 50*time.Millisecond, "the old master is not back in the SyncStateSet")
+	t.Logf("the old master rejoined as a slave and is in the SyncStateSet %v after its restart", time.Since(rejoin).Round(time.Millisecond))
+	for i := range 20 {
+		require.NoError(t, send(p2, fmt.Sprintf("rejoined-%d", i)), "send %d with the old master back", i)
+	}
+
+	// Every acknowledged send is on the new master at its queue offset,
+	// and on every slave, whose CommitLog and queues end as the master's.
 	var nm *brokerNode
 	for _, n := range nodes {
 		if n.addr == newMaster {
@@ -292,30 +317,46 @@ func TestControllerMode_MasterKilled(t *testing.T) {
 		}
 	}
 	require.NotNil(t, nm)
+	stopping := time.Now()
 	for _, n := range nodes {
-		if n != old {
-			n.p.stop()
+		if n != nm {
+			n.p.stop() // the slaves first: a put the master holds is answered
 		}
 	}
-	st, err := store.Open(nm.dir, store.Options{CommitLogFileSize: 4 << 20})
-	require.NoError(t, err)
-	defer st.Close()
+	nm.p.stop()
+	t.Logf("the three brokers stopped (SIGTERM) in %v", time.Since(stopping).Round(time.Millisecond))
+	stores := map[string]*store.MessageStore{}
+	for _, n := range nodes {
+		st, err := store.Open(n.dir, store.Options{CommitLogFileSize: 4 << 20, Replica: n != nm})
+		require.NoError(t, err)
+		defer st.Close()
+		stores[n.addr] = st
+	}
 	missing := 0
 	for _, a := range acked {
-		r := st.GetMessage("check", topic, int32(a.queueID), a.offset, 1, nil)
-		ok := r.Status == store.Found && len(r.Messages) == 1 && bytesHasBody(r.Messages[0].Bytes(), a.body)
-		r.Release()
-		if !ok {
-			missing++
-			if missing <= 5 {
-				t.Errorf("acknowledged %q (queue %d offset %d) is not on the new master there", a.body, a.queueID, a.offset)
+		for addr, st := range stores {
+			r := st.GetMessage("check", topic, int32(a.queueID), a.offset, 1, nil)
+			ok := r.Status == store.Found && len(r.Messages) == 1 && bytesHasBody(r.Messages[0].Bytes(), a.body)
+			r.Release()
+			if !ok {
+				missing++
+				if missing <= 5 {
+					t.Errorf("acknowledged %q (queue %d offset %d) is not on %s there (new master %s)", a.body, a.queueID, a.offset, addr, newMaster)
+				}
 			}
 		}
 	}
-	t.Logf("%d sends acknowledged (under load across the SIGKILL, then 50 on the new master), %d missing on the new master",
+	t.Logf("%d sends acknowledged (under load across the SIGKILL, then 70 on the new master), %d missing on the three brokers",
 		len(acked), missing)
 	require.Zero(t, missing)
-	require.True(t, slices.ContainsFunc(acked, func(a ctlSent) bool { return strings.HasPrefix(a.body, "after-") }))
+	require.True(t, slices.ContainsFunc(acked, func(a ctlSent) bool { return strings.HasPrefix(a.body, "rejoined-") }))
+	ms := stores[newMaster]
+	for addr, st := range stores {
+		require.Equal(t, ms.MaxPhyOffset(), st.MaxPhyOffset(), "CommitLog end of %s", addr)
+		for q := range int32(8) {
+			require.Equal(t, ms.GetMaxOffsetInQueue(topic, q), st.GetMaxOffsetInQueue(topic, q), "queue %d of %s", q, addr)
+		}
+	}
 }
 
 // bytesHasBody reports whether the stored record raw is sound and has body.
