@@ -101,7 +101,22 @@ type ctlSent struct {
 // every send answered SEND_OK is on the new master at the queue offset
 // it named, and on both slaves, whose CommitLogs and queues end as the
 // master's.
-func TestControllerMode_MasterKilled(t *testing.T) {
+func TestControllerMode_MasterKilled(t *testing.T) { controllerFailover(t, false) }
+
+// TestControllerMode_MasterPaused (-long) is TestControllerMode_MasterKilled
+// with the master paused (SIGSTOP) longer than controllerHeartBeatTimeoutMills
+// instead of killed, then resumed (SIGCONT): another broker is master at
+// id 0; the old one, whose producer still sends to it, acknowledges
+// nothing the new master does not have, steps down and follows as a
+// slave (no split brain).
+func TestControllerMode_MasterPaused(t *testing.T) {
+	if !*long {
+		t.Skip("-long")
+	}
+	controllerFailover(t, true)
+}
+
+func controllerFailover(t *testing.T, pause bool) {
 	dir := t.TempDir()
 	built := time.Now()
 	nsBin, brokerBin := buildCmd(t, dir, "namesrv"), buildCmd(t, dir, "broker")
@@ -121,7 +136,7 @@ func TestControllerMode_MasterKilled(t *testing.T) {
 		_, port, _ := strings.Cut(nsAddrs[i], ":")
 		require.NoError(t, os.WriteFile(conf, fmt.Appendf(nil,
 			"listenPort=%s\nenableControllerInNamesrv=true\ncontrollerDLegerGroup=group1\ncontrollerDLegerPeers=%s\n"+
-				"controllerDLegerSelfId=n%d\ncontrollerStorePath=%s\n",
+				"controllerDLegerSelfId=n%d\ncontrollerStorePath=%s\nscanNotActiveBrokerInterval=1000\n",
 			port, strings.Join(peerList, ";"), i, filepath.Join(dir, fmt.Sprintf("ctrl-n%d", i))), 0o644))
 		startCtlProc(t, fmt.Sprintf("namesrv-n%d", i), nsBin, "-c", conf)
 	}
@@ -271,15 +286,28 @@ func TestControllerMode_MasterKilled(t *testing.T) {
 		}
 	}
 	require.NotNil(t, old, "the master %s is none of the brokers", master)
+	sig := syscall.SIGKILL
+	if pause {
+		sig = syscall.SIGSTOP
+	}
 	killed := time.Now()
-	require.NoError(t, old.p.cmd.Process.Signal(syscall.SIGKILL))
-	<-old.p.exited
+	require.NoError(t, old.p.cmd.Process.Signal(sig))
+	if !pause {
+		<-old.p.exited
+	}
 	newMaster := routed(2, master, 30*time.Second)
 	failover := time.Since(killed)
+	t.Logf("%v of the master %s -> %s master at id 0 in every name server's route: %v", sig, master, newMaster,
+		failover.Round(time.Millisecond))
+	if pause {
+		// The producer's goroutines still send to the old master (their
+		// route is 30 s old at most): it resumes among them.
+		require.NoError(t, old.p.cmd.Process.Signal(syscall.SIGCONT))
+		require.Equal(t, newMaster, routed(3, "", 30*time.Second), "the master changed when the old one resumed")
+		t.Logf("the paused master resumed and is a slave in every route %v after SIGCONT", time.Since(killed.Add(failover)).Round(time.Millisecond))
+	}
 	close(stop)
 	wg.Wait()
-	t.Logf("SIGKILL of the master %s -> %s master at id 0 in every name server's route: %v", master, newMaster,
-		failover.Round(time.Millisecond))
 
 	// A producer that asks the routes anew sends to the new master (the
 	// Go client refreshes a running producer's routes every 30 s).
@@ -287,17 +315,25 @@ func TestControllerMode_MasterKilled(t *testing.T) {
 	for i := range 50 {
 		require.NoError(t, send(p2, fmt.Sprintf("after-%d", i)), "send %d after the failover", i)
 	}
-	require.Len(t, addrsAt(nsAddrs[0], topic), 2)
+	if pause {
+		require.Len(t, addrsAt(nsAddrs[0], topic), 3)
+	} else {
+		require.Len(t, addrsAt(nsAddrs[0], topic), 2)
+	}
 
-	require.Eventually(t, func() bool {
-		info := syncStateSet()
-		return len(info.InSyncReplicas) == 2 && info.MasterAddress == newMaster
-	}, 30*time.Second, 50*time.Millisecond, "the SyncStateSet did not shrink to the two live brokers")
+	if !pause {
+		require.Eventually(t, func() bool {
+			info := syncStateSet()
+			return len(info.InSyncReplicas) == 2 && info.MasterAddress == newMaster
+		}, 30*time.Second, 50*time.Millisecond, "the SyncStateSet did not shrink to the two live brokers")
+	}
 
 	// The old master restarted rejoins as a slave (cutting what it never
 	// had acknowledged), catches up and is in the SyncStateSet again.
 	rejoin := time.Now()
-	old.p = startCtlProc(t, "broker-old", brokerBin, "-c", old.conf)
+	if !pause {
+		old.p = startCtlProc(t, "broker-old", brokerBin, "-c", old.conf)
+	}
 	require.Equal(t, newMaster, routed(3, "", 30*time.Second), "the master changed when the old one came back")
 	require.Eventually(t, func() bool {
 		info := syncStateSet()
@@ -346,8 +382,8 @@ func TestControllerMode_MasterKilled(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d sends acknowledged (under load across the SIGKILL, then 70 on the new master), %d missing on the three brokers",
-		len(acked), missing)
+	t.Logf("%d sends acknowledged (under load across the %v, then 70 on the new master), %d missing on the three brokers",
+		len(acked), sig, missing)
 	require.Zero(t, missing)
 	require.True(t, slices.ContainsFunc(acked, func(a ctlSent) bool { return strings.HasPrefix(a.body, "rejoined-") }))
 	ms := stores[newMaster]
