@@ -101,7 +101,7 @@ type ctlSent struct {
 // every send answered SEND_OK is on the new master at the queue offset
 // it named, and on both slaves, whose CommitLogs and queues end as the
 // master's.
-func TestControllerMode_MasterKilled(t *testing.T) { controllerFailover(t, false) }
+func TestControllerMode_MasterKilled(t *testing.T) { controllerFailover(t, false, false) }
 
 // TestControllerMode_MasterPaused (-long) is TestControllerMode_MasterKilled
 // with the master paused (SIGSTOP) longer than controllerHeartBeatTimeoutMills
@@ -113,16 +113,29 @@ func TestControllerMode_MasterPaused(t *testing.T) {
 	if !*long {
 		t.Skip("-long")
 	}
-	controllerFailover(t, true)
+	controllerFailover(t, true, false)
 }
 
-func controllerFailover(t *testing.T, pause bool) {
+// TestControllerMode_LeaderThenMasterKilled (-long) kills the controller
+// leader (its name server with it) first: the two others elect a leader,
+// and the master's SIGKILL right after still fails over with nothing
+// acknowledged lost.
+func TestControllerMode_LeaderThenMasterKilled(t *testing.T) {
+	if !*long {
+		t.Skip("-long")
+	}
+	controllerFailover(t, false, true)
+}
+
+func controllerFailover(t *testing.T, pause, killLeader bool) {
 	dir := t.TempDir()
 	built := time.Now()
 	nsBin, brokerBin := buildCmd(t, dir, "namesrv"), buildCmd(t, dir, "broker")
 	t.Logf("cmd/namesrv and cmd/broker built in %v", time.Since(built).Round(time.Millisecond))
 
 	var nsAddrs, peers []string
+	var nsProcs []*ctlProc
+	dead := map[string]bool{} // name servers killed
 	for range 3 {
 		nsAddrs = append(nsAddrs, fmt.Sprintf("127.0.0.1:%d", freePort(t)))
 		peers = append(peers, fmt.Sprintf("127.0.0.1:%d", freePort(t)))
@@ -138,7 +151,7 @@ func controllerFailover(t *testing.T, pause bool) {
 			"listenPort=%s\nenableControllerInNamesrv=true\ncontrollerDLegerGroup=group1\ncontrollerDLegerPeers=%s\n"+
 				"controllerDLegerSelfId=n%d\ncontrollerStorePath=%s\nscanNotActiveBrokerInterval=1000\n",
 			port, strings.Join(peerList, ";"), i, filepath.Join(dir, fmt.Sprintf("ctrl-n%d", i))), 0o644))
-		startCtlProc(t, fmt.Sprintf("namesrv-n%d", i), nsBin, "-c", conf)
+		nsProcs = append(nsProcs, startCtlProc(t, fmt.Sprintf("namesrv-n%d", i), nsBin, "-c", conf))
 	}
 
 	const group, topic = "broker-ctl", "CtlTopic"
@@ -193,6 +206,9 @@ func controllerFailover(t *testing.T, pause bool) {
 		require.Eventually(t, func() bool {
 			master = ""
 			for _, ns := range nsAddrs {
+				if dead[ns] {
+					continue
+				}
 				a := addrsAt(ns, "TBW102")
 				m, ok := a[0]
 				if !ok || m == not || len(a) != want || (master != "" && m != master) {
@@ -286,6 +302,37 @@ func controllerFailover(t *testing.T, pause bool) {
 		}
 	}
 	require.NotNil(t, old, "the master %s is none of the brokers", master)
+	if killLeader {
+		leader := -1
+		for i, p := range peers {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			resp, err := c.Invoke(ctx, p, remoting.NewRequest(protocol.ControllerGetMetadataInfo, nil, nil))
+			cancel()
+			if err == nil && resp.Ext("isLeader") == "true" {
+				leader = i
+			}
+		}
+		require.GreaterOrEqual(t, leader, 0, "no controller leads")
+		at := time.Now()
+		require.NoError(t, nsProcs[leader].cmd.Process.Signal(syscall.SIGKILL))
+		<-nsProcs[leader].exited
+		dead[nsAddrs[leader]] = true
+		require.Eventually(t, func() bool {
+			for i, p := range peers {
+				if i == leader {
+					continue
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				resp, err := c.Invoke(ctx, p, remoting.NewRequest(protocol.ControllerGetMetadataInfo, nil, nil))
+				cancel()
+				if err == nil && resp.Ext("isLeader") == "true" {
+					return true
+				}
+			}
+			return false
+		}, 30*time.Second, 20*time.Millisecond, "the two controllers left elect no leader")
+		t.Logf("SIGKILL of the controller leader n%d -> another leads in %v", leader, time.Since(at).Round(time.Millisecond))
+	}
 	sig := syscall.SIGKILL
 	if pause {
 		sig = syscall.SIGSTOP
