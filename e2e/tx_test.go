@@ -93,19 +93,26 @@ func TestE2E_Transactions(t *testing.T) {
 	l.mu.Unlock()
 }
 
-// countingListener leaves every transaction open and records the check
-// count (TRANSACTION_CHECK_TIMES) of every check-back it gets.
+// countingListener commits "warm", leaves every other transaction open
+// and records the check count (TRANSACTION_CHECK_TIMES) of every check-back
+// it gets for them.
 type countingListener struct {
 	mu     sync.Mutex
 	counts []string
 	topics []string
 }
 
-func (l *countingListener) ExecuteLocalTransaction(*primitive.Message) primitive.LocalTransactionState {
+func (l *countingListener) ExecuteLocalTransaction(m *primitive.Message) primitive.LocalTransactionState {
+	if string(m.Body) == "warm" {
+		return primitive.CommitMessageState
+	}
 	return primitive.UnkonwnState
 }
 
 func (l *countingListener) CheckLocalTransaction(m *primitive.MessageExt) primitive.LocalTransactionState {
+	if string(m.Body) == "warm" { // its commit was late
+		return primitive.CommitMessageState
+	}
 	l.mu.Lock()
 	l.counts = append(l.counts, m.GetProperty("TRANSACTION_CHECK_TIMES"))
 	l.topics = append(l.topics, m.Topic)
@@ -126,7 +133,11 @@ func (l *countingListener) snapshot() []string {
 // to TRANS_CHECK_MAX_TIME_TOPIC and checked no more. The Go producer
 // heartbeats only every 30 s, so checks made after the restart may find
 // it not yet reconnected: as in RocketMQ they count all the same, and the
-// test reads them from the store.
+// test reads them from the store. Before the restart the producer must be
+// known to the broker at the first check, and the Go client heartbeats
+// only to brokers it has routes of (1 s after Start, then every 30 s): a
+// committed "warm" transaction gives it the route, and the test waits for
+// its heartbeat before it leaves one open.
 func TestE2E_TransactionCheckCountSurvivesRestart(t *testing.T) {
 	s := startSystem(t, store.Options{})
 	s.restartWith(func(o *broker.Options) { o.TransactionCheckMax = 4 })
@@ -135,12 +146,22 @@ func TestE2E_TransactionCheckCountSurvivesRestart(t *testing.T) {
 	s.waitRoute(topic)
 
 	l := &countingListener{}
+	group := unique("TPG")
 	tp, err := rocketmq.NewTransactionProducer(l, producer.WithNameServer([]string{s.nsAddr}),
-		producer.WithGroupName(unique("TPG")), producer.WithInstanceName(unique("tpi")))
+		producer.WithGroupName(group), producer.WithInstanceName(unique("tpi")))
 	require.NoError(t, err)
 	require.NoError(t, tp.Start())
 	defer tp.Shutdown()
-	res, err := tp.SendMessageInTransaction(context.Background(), primitive.NewMessage(topic, []byte("open")))
+	res, err := tp.SendMessageInTransaction(context.Background(), primitive.NewMessage(topic, []byte("warm")))
+	require.NoError(t, err)
+	require.Equal(t, primitive.CommitMessageState, res.State)
+	// The heartbeat after the warm send's route: 1 s after Start, or at
+	// the next 30-s heartbeat when the send finished later than that.
+	require.Eventually(t, func() bool {
+		_, ok := s.b.Clients().ProducerConn(group)
+		return ok
+	}, 45*time.Second, 20*time.Millisecond, "the producer never heartbeat the broker")
+	res, err = tp.SendMessageInTransaction(context.Background(), primitive.NewMessage(topic, []byte("open")))
 	require.NoError(t, err)
 	require.Equal(t, primitive.UnkonwnState, res.State)
 
@@ -171,9 +192,14 @@ func TestE2E_TransactionCheckCountSurvivesRestart(t *testing.T) {
 		v, _ := message.LookupProperty(rec.Properties(), message.PropertyTransactionCheckTimes)
 		seq = append(seq, string(v))
 	}
-	require.Equal(t, []string{"", "1", "2", "3", "4"}, seq)
-	for i, c := range l.snapshot() {
-		require.Equal(t, strconv.Itoa(i+1), c, "checks the producer saw: %v", l.snapshot())
+	require.Equal(t, []string{"", "", "1", "2", "3", "4"}, seq, "warm, open, and open's check copies")
+	// After the restart the producer sees a check only once it heartbeats
+	// again; what it sees still counts on.
+	seen := l.snapshot()
+	for i := 1; i < len(seen); i++ {
+		prev, _ := strconv.Atoi(seen[i-1])
+		cur, _ := strconv.Atoi(seen[i])
+		require.Greater(t, cur, prev, "checks the producer saw: %v", seen)
 	}
 	// Checked no more: the half queue stops growing.
 	end := s.b.Store().GetMaxOffsetInQueue(message.TopicTransHalf, 0)

@@ -157,44 +157,11 @@ func Create(path string, from int64, size int, opts FileOptions) (*File, error) 
 const CreatingSuffix = ".tmp"
 
 // CreateWhole makes a new file of size bytes at path, for files that must
-// never be seen short or half made (index files): it creates path +
-// CreatingSuffix, allocates all its disk space and syncs it, renames it to
-// path and syncs the folder, then maps it. An existing file at path is an
-// error. Its positions start at 0.
+// never be seen short or half made: CreateSparse with all of it allocated
+// (made as path + CreatingSuffix, synced, renamed, its folder synced, then
+// mapped). An existing file at path is an error. Its positions start at 0.
 func CreateWhole(path string, size int, opts FileOptions) (*File, error) {
-	if _, err := os.Lstat(path); err == nil {
-		return nil, fmt.Errorf("mappedfile: create %s: %w", path, os.ErrExist)
-	}
-	tmp := path + CreatingSuffix
-	fd, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("mappedfile: create: %w", err)
-	}
-	named := tmp
-	fail := func(err error) (*File, error) {
-		fd.Close()
-		os.Remove(named)
-		return nil, err
-	}
-	if err := Preallocate(fd, int64(size)); err != nil {
-		return fail(fmt.Errorf("mappedfile: allocate %d bytes for %s (disk full?): %w", size, path, err))
-	}
-	if err := fd.Sync(); err != nil {
-		return fail(fmt.Errorf("mappedfile: create %s: %w", path, err))
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fail(fmt.Errorf("mappedfile: create: %w", err))
-	}
-	named = path
-	if err := SyncDir(filepath.Dir(path)); err != nil {
-		return fail(err)
-	}
-	f, err := mapFile(fd, path, 0, size, opts)
-	if err != nil {
-		os.Remove(path)
-		return nil, err
-	}
-	return f, nil
+	return CreateSparse(path, size, size, opts)
 }
 
 // Open maps an existing file of exactly size bytes. Its positions are all set

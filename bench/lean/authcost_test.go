@@ -98,7 +98,9 @@ func TestBrokerCPU_AuthAndTLS(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "broker")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/rocketstore/rocketstore/cmd/broker").CombinedOutput()
+	build := exec.Command("go", "build", "-o", bin, "./cmd/broker")
+	build.Dir = "../.." // the main module: its go.sum has the broker's dependencies, the bench module's need not
+	out, err := build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	const base = "mappedFileSizeCommitLog=268435456\n"
 	const authConf = base + `authenticationEnabled=true

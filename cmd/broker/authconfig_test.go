@@ -1,7 +1,6 @@
 package main
 
 import (
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -64,18 +63,4 @@ func TestApplyProperties_AuthRefusesOtherProviders(t *testing.T) {
 		require.Error(t, err, line)
 		require.NotContains(t, err.Error(), "topsecret")
 	}
-}
-
-// TestStartGRPC_FailsClosedWithAccessControl: the gRPC endpoint, which
-// checks no credentials yet, is not served when access control is on; a
-// configured grpcServerPort then refuses to start.
-func TestStartGRPC_FailsClosedWithAccessControl(t *testing.T) {
-	log := slog.New(slog.DiscardHandler)
-	opts := broker.Options{ListenAddr: "127.0.0.1:0", Auth: auth.Config{AuthenticationEnabled: true}}
-	s, err := startGRPC(nil, opts, log)
-	require.NoError(t, err)
-	require.Nil(t, s)
-	opts.GRPCServerPort = 18081
-	_, err = startGRPC(nil, opts, log)
-	require.Error(t, err)
 }

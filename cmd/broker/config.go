@@ -228,7 +228,7 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 		case "splitRegistrationSize":
 			o.SplitRegistrationSize = int(num(k, v))
 		default:
-			if ok, err := applyAuthProperty(&o.Auth, k, v); !ok {
+			if ok, err := o.Auth.ApplyProperty(k, v); !ok {
 				unknown = append(unknown, k)
 			} else if err != nil {
 				errs = append(errs, err)

@@ -20,23 +20,14 @@ const defaultGRPCPort = 8081
 // host of the broker's listen address. Off with -1. When the port was not
 // configured and 8081 is taken (another broker on this machine), the
 // broker runs without it and says so; a configured port that cannot be
-// bound is an error.
+// bound is an error. With access control on, the endpoint checks every
+// call with the broker's Authority (server/proxy/auth.go).
 func startGRPC(b *broker.Broker, opts broker.Options, log *slog.Logger) (*proxy.Server, error) {
 	port := opts.GRPCServerPort
 	if port < 0 {
 		return nil, nil
 	}
 	explicit := port != 0
-	if opts.Auth.Enabled() {
-		// The gRPC endpoint does not check credentials yet (server/auth's
-		// Authority is ready for an interceptor): fail closed rather than
-		// serve a way around access control (Apache's #6768).
-		if explicit {
-			return nil, errors.New("grpcServerPort: the gRPC endpoint does not check credentials yet; with authenticationEnabled or authorizationEnabled leave it unset or -1")
-		}
-		log.Warn("the gRPC endpoint is not served: it does not check credentials yet, and access control is on")
-		return nil, nil
-	}
 	if !explicit {
 		port = defaultGRPCPort
 	}

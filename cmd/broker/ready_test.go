@@ -47,6 +47,13 @@ type logLine struct {
 
 func startBrokerProc(t *testing.T, args ...string) *brokerProc {
 	t.Helper()
+	return startBrokerProcEcho(t, testing.Verbose(), args...)
+}
+
+// startBrokerProcEcho is startBrokerProc; echo copies the broker's log to
+// the test's stderr.
+func startBrokerProcEcho(t *testing.T, echo bool, args ...string) *brokerProc {
+	t.Helper()
 	cmd := exec.Command(brokerBinary(t), args...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -56,7 +63,7 @@ func startBrokerProc(t *testing.T, args ...string) *brokerProc {
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			if testing.Verbose() {
+			if echo {
 				fmt.Fprintln(os.Stderr, "broker:", sc.Text())
 			}
 			select {

@@ -113,15 +113,17 @@ func TestBinary_Scale(t *testing.T) {
 	if *long { // windows of 1,000 requests; the small run's are too short to compare on a loaded machine
 		require.Greater(t, atEnd.rate, at1k.rate/3, "topic creation slowed down as the table grew")
 	}
-	require.Greater(t, overall, 50.0, "topic creation rate over the whole run")
+	require.Greater(t, overall, 20.0, "topic creation rate over the whole run")
 
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		stopAt := time.Now()
 		require.NoError(t, r.p.cmd.Process.Signal(sig))
 		select {
 		case <-r.p.exited:
-		case <-time.After(60 * time.Second):
+		case <-time.After(10 * time.Minute):
 			t.Fatalf("the broker did not exit after %v", sig)
 		}
+		t.Logf("%v: the broker exited after %v", sig, time.Since(stopAt))
 		if sig == syscall.SIGTERM {
 			r.checkCleanConfig()
 		}
@@ -136,13 +138,19 @@ func TestBinary_Scale(t *testing.T) {
 		r.logCosts(queues)
 	}
 	require.NoError(t, r.p.cmd.Process.Signal(syscall.SIGTERM))
-	<-r.p.exited
+	select {
+	case <-r.p.exited:
+	case <-time.After(10 * time.Minute):
+		t.Fatal("the broker did not exit after the last SIGTERM")
+	}
 }
 
 // start starts the broker with RLIMIT_NOFILE 20,000 (soft and hard: a Go
 // program raises its soft limit to the hard one at start).
 func (r *scaleRun) start() {
-	r.p = startBrokerProc(r.t, r.args...)
+	// The broker's log (a line per topic and group) is not echoed: the
+	// test process would spend the CPU the broker is measured with.
+	r.p = startBrokerProcEcho(r.t, false, r.args...)
 	lim := unix.Rlimit{Cur: 20000, Max: 20000}
 	require.NoError(r.t, unix.Prlimit(r.p.cmd.Process.Pid, unix.RLIMIT_NOFILE, &lim, nil))
 }

@@ -16,10 +16,11 @@
 //   - Gate turns an Authority and a mapping of requests to checks into the
 //     hook remoting.Server.SetGate runs before every processor.
 //
-// A gRPC endpoint calls the same Authority: its interceptor takes the
-// username and signature from the "authorization" metadata and the
-// content from "x-mq-date-time" (as Apache's gRPC builder does), calls
-// Authenticate, maps the RPC to checks and calls Authorize.
+// The gRPC endpoint (server/proxy/auth.go) calls the same Authority:
+// CheckV2 takes the username and signature from the "authorization"
+// metadata and the signed content from "x-mq-date-time" (as Apache's
+// gRPC builder does), authenticates, and authorizes the checks the
+// endpoint maps the request message to.
 //
 // Evaluation, as upstream: a Super user is allowed everything; a Normal
 // user's Custom policy entries that match the resource, one of the

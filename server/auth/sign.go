@@ -67,6 +67,7 @@ func mapsKeys(m map[string]string) func(func(string) bool) {
 type signedFields struct {
 	buf    []byte
 	fields []fieldSpan
+	out    []byte // the signed values, in key order (writeContent)
 	user   []byte // the AccessKey's value (aliases buf)
 	sig    []byte // the Signature's value (aliases buf)
 	hasAK  bool
@@ -185,11 +186,14 @@ func (f *signedFields) key(fs fieldSpan) []byte   { return f.buf[fs.ks:fs.ke] }
 func (f *signedFields) value(fs fieldSpan) []byte { return f.buf[fs.vs:fs.ve] }
 
 // writeContent writes the signed content (the values in key order, then
-// body) to h.
+// body) to h: the values gathered first, so that the hash takes two
+// writes, not one per field.
 func (f *signedFields) writeContent(h hash.Hash, body []byte) {
+	f.out = f.out[:0]
 	for _, fs := range f.fields {
-		h.Write(f.value(fs))
+		f.out = append(f.out, f.value(fs)...)
 	}
+	h.Write(f.out)
 	h.Write(body)
 }
 

@@ -195,7 +195,9 @@ func TestBroker_ForceRegisterOff_QueriesTheDataVersion(t *testing.T) {
 	require.NoError(t, err)
 	b.triggerRegister("Later")
 	ns.waitRoute(t, "Later")
+	// "Later" goes alone (the change's registration) or with the table (a
+	// periodic query that found the new data version first).
 	for _, r := range ns.registrations()[1:] {
-		require.Equal(t, []string{"Later"}, r.topics)
+		require.Contains(t, r.topics, "Later")
 	}
 }

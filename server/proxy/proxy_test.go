@@ -31,10 +31,14 @@ type fixture struct {
 	ctx context.Context
 }
 
-func start(t *testing.T) *fixture {
+func start(t *testing.T, with ...func(*broker.Options)) *fixture {
 	t.Helper()
-	b, err := broker.New(broker.Options{ListenAddr: "127.0.0.1:0", NoVIPChannel: true, StoreDir: t.TempDir(),
-		Store: store.Options{CommitLogFileSize: 16 << 20}})
+	o := broker.Options{ListenAddr: "127.0.0.1:0", NoVIPChannel: true, StoreDir: t.TempDir(),
+		Store: store.Options{CommitLogFileSize: 16 << 20}}
+	for _, w := range with {
+		w(&o)
+	}
+	b, err := broker.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,6 +73,8 @@ func New(b *broker.Broker, opts Options) *Server {
 		grpc.MaxRecvMsgSize(b.MaxMessageSize()+1<<20),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
+		grpc.ChainUnaryInterceptor(s.authUnary), // access control (auth.go)
+		grpc.ChainStreamInterceptor(s.authStream),
 	)
 	v2.RegisterMessagingServiceServer(s.grpc, s)
 	return s

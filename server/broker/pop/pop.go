@@ -115,9 +115,11 @@ func (s *Service) popQueue(r Request, k queueKey, now time.Time, want int) ([]De
 		}
 		return nil, nil
 	}
+	// popTime may run ahead of the clock (one more per delivery in the same
+	// millisecond); the invisible time counts from now.
 	popTime := s.popTime(now)
 	ck := &ckRecord{group: k.group, topic: k.topic, queueID: k.queueID, popTime: popTime,
-		visibleAt: popTime + r.Invisible.Milliseconds(), offsets: offsets, attempts: attempts}
+		visibleAt: nowMs + r.Invisible.Milliseconds(), offsets: offsets, attempts: attempts}
 	if err := s.putRecord(tagCK, ck.encode()); err != nil {
 		return nil, err
 	}
@@ -256,9 +258,10 @@ func (s *Service) ChangeInvisible(group, topic string, h Handle, d time.Duration
 	if e == nil {
 		return Handle{}, fmt.Errorf("%w: the message was acked", ErrStaleHandle)
 	}
-	popTime := s.popTime(time.Now())
+	now := time.Now()
+	popTime := s.popTime(now) // may be ahead of now: visibleAt counts from now
 	ck := &ckRecord{group: group, topic: topic, queueID: h.QueueID, popTime: popTime,
-		visibleAt: popTime + d.Milliseconds(), offsets: []int64{h.Offset}, attempts: []int32{e.attempts}}
+		visibleAt: now.UnixMilli() + d.Milliseconds(), offsets: []int64{h.Offset}, attempts: []int32{e.attempts}}
 	if err := s.putRecord(tagCK, ck.encode()); err != nil {
 		return Handle{}, err
 	}

@@ -214,6 +214,53 @@ func TestPop_ChangeInvisibleAndHandles(t *testing.T) {
 	}
 }
 
+// TestPop_InvisibleCountsFromNowWhenPopTimeRunsAhead: popTimes grow by one
+// per delivery in the same millisecond, so they run ahead of the clock when
+// many deliveries come at once; the invisible time still counts from now. A
+// change to 0 makes the message visible at once, and a short invisible time
+// ends when it says (they counted from the popTime, and a change to 0 in
+// the pop's millisecond left the message invisible).
+func TestPop_InvisibleCountsFromNowWhenPopTimeRunsAhead(t *testing.T) {
+	f := openFixture(t, t.TempDir(), nil)
+	defer f.close()
+	f.put(1, "a")
+	ahead := func() {
+		f.svc.mu.Lock()
+		f.svc.lastTime = time.Now().UnixMilli() + time.Hour.Milliseconds()
+		f.svc.mu.Unlock()
+	}
+	ahead()
+	d := f.pop(1, time.Minute)[0]
+	if _, err := f.svc.ChangeInvisible("G", "T", d.Handle, 0); err != nil {
+		t.Fatal(err)
+	}
+	again := f.pop(1, time.Minute)
+	if len(again) != 1 || again[0].Attempt != 2 {
+		t.Fatalf("after a change to 0 with popTime ahead of the clock: %+v", again)
+	}
+	ahead()
+	if _, err := f.svc.ChangeInvisible("G", "T", again[0].Handle, 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	var back []Delivery
+	deadline := time.Now().Add(10 * time.Second)
+	for len(back) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("not visible again 10 s after a change to 10 ms")
+		}
+		ch := f.svc.Wait("T")
+		if back = f.pop(1, time.Minute); len(back) == 0 {
+			select {
+			case <-ch:
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	if back[0].Attempt != 3 {
+		t.Fatalf("attempt %d, want 3", back[0].Attempt)
+	}
+}
+
 // TestPop_StateSurvivesReopen: what was popped and not acked is in flight
 // again after a reopen, with its handle valid; nothing acked comes back.
 func TestPop_StateSurvivesReopen(t *testing.T) {

@@ -1,12 +1,10 @@
-package main
+package auth
 
 import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strconv"
-
-	"github.com/rocketstore/rocketstore/server/auth"
 )
 
 // authProviders are the class names Apache RocketMQ 5.3 documents for its
@@ -28,10 +26,11 @@ var authProviders = map[string]map[string]bool{
 	},
 }
 
-// applyAuthProperty sets c from one of Apache 5.3's AuthConfig keys and
-// reports whether k is one. rocketmqHome locates the plain_acl.yml of
+// ApplyProperty sets c from one of Apache 5.3's AuthConfig keys (of
+// broker.conf, and of the name server's config here) and reports whether
+// k is one. rocketmqHome locates the plain_acl.yml of
 // migrateAuthFromV1Enabled (conf/plain_acl.yml under it).
-func applyAuthProperty(c *auth.Config, k, v string) (bool, error) {
+func (c *Config) ApplyProperty(k, v string) (bool, error) {
 	var err error
 	switch k {
 	case "authenticationEnabled":
@@ -41,14 +40,14 @@ func applyAuthProperty(c *auth.Config, k, v string) (bool, error) {
 	case "migrateAuthFromV1Enabled":
 		c.MigrateFromV1, err = strconv.ParseBool(v)
 	case "authenticationWhitelist":
-		c.AuthenticationWhitelist, err = auth.ParseCodes(v)
+		c.AuthenticationWhitelist, err = ParseCodes(v)
 	case "authorizationWhitelist":
-		c.AuthorizationWhitelist, err = auth.ParseCodes(v)
+		c.AuthorizationWhitelist, err = ParseCodes(v)
 	case "initAuthenticationUser":
 		if v == "" {
 			return true, nil
 		}
-		var u auth.InitUser
+		var u InitUser
 		if err = json.Unmarshal([]byte(v), &u); err == nil && (u.Username == "" || u.Password == "") {
 			err = fmt.Errorf(`want {"username":"...","password":"..."}`)
 		}
@@ -57,7 +56,7 @@ func applyAuthProperty(c *auth.Config, k, v string) (bool, error) {
 		if v == "" {
 			return true, nil
 		}
-		var cr auth.Credentials
+		var cr Credentials
 		if err = json.Unmarshal([]byte(v), &cr); err == nil && (cr.AccessKey == "" || cr.SecretKey == "") {
 			err = fmt.Errorf(`want {"accessKey":"...","secretKey":"..."}`)
 		}
