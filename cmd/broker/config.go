@@ -242,7 +242,7 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 // in modes rocketstore does not have; they are checked and not applied, as
 // Apache 5 does not apply them outside those modes.
 var inertKeys = map[string]string{
-	"minInSyncReplicas":        "Apache RocketMQ 5 applies it only with enableSlaveActingMaster or enableControllerMode, which rocketstore does not have",
+	"minInSyncReplicas":        "Apache RocketMQ 5 applies it only with enableSlaveActingMaster, which rocketstore does not have, or enableControllerMode with allAckInSyncStateSet=false, where rocketstore still waits for every SyncStateSet member",
 	"enableAutoInSyncReplicas": "Apache RocketMQ 5 applies it only with enableSlaveActingMaster, which rocketstore does not have",
 }
 
