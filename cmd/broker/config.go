@@ -52,6 +52,7 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 		}
 		return b
 	}
+	ctlMode := controllerMode(props)
 	for k, v := range props {
 		switch k {
 		case "brokerName":
@@ -80,7 +81,12 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 			o.Store.Paths.Checkpoint = v
 		case "abortFile":
 			o.Store.Paths.Abort = v
-		case "storePathDLedgerCommitLog", "readOnlyCommitLogStorePaths", "storePathEpochFile", "storePathBrokerIdentity":
+		case "storePathEpochFile", "storePathBrokerIdentity":
+			if ctlMode {
+				continue // read by readControllerConfig
+			}
+			fallthrough
+		case "storePathDLedgerCommitLog", "readOnlyCommitLogStorePaths":
 			if v != "" {
 				errs = append(errs, fmt.Errorf("%s=%q: %s; this broker would keep or look for that data elsewhere, "+
 					"so it refuses to start: remove the key", k, v, refusedPathKeys[k]))
@@ -236,7 +242,7 @@ func applyProperties(o *broker.Options, props map[string]string) (unknown []stri
 // in modes rocketstore does not have; they are checked and not applied, as
 // Apache 5 does not apply them outside those modes.
 var inertKeys = map[string]string{
-	"minInSyncReplicas":        "Apache RocketMQ 5 applies it only with enableSlaveActingMaster or enableControllerMode, which rocketstore does not have",
+	"minInSyncReplicas":        "Apache RocketMQ 5 applies it only with enableSlaveActingMaster, which rocketstore does not have, or enableControllerMode with allAckInSyncStateSet=false, where rocketstore still waits for every SyncStateSet member",
 	"enableAutoInSyncReplicas": "Apache RocketMQ 5 applies it only with enableSlaveActingMaster, which rocketstore does not have",
 }
 
@@ -247,8 +253,8 @@ var inertKeys = map[string]string{
 var refusedPathKeys = map[string]string{
 	"storePathDLedgerCommitLog":   "the DLedger CommitLog (enableDLegerCommitLog) is not supported",
 	"readOnlyCommitLogStorePaths": "read-only CommitLog folders are not read",
-	"storePathEpochFile":          "there is no controller mode, so no epoch file",
-	"storePathBrokerIdentity":     "there is no controller mode, so no broker identity file",
+	"storePathEpochFile":          "the epoch file is kept only with enableControllerMode=true",
+	"storePathBrokerIdentity":     "the broker identity file is kept only with enableControllerMode=true",
 }
 
 // splitAddrs splits RocketMQ's "host:port;host:port" name server list.

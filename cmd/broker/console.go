@@ -30,20 +30,28 @@ type consoleConfig struct {
 // readConsoleConfig reads the console keys of the broker.conf at path
 // ("" for none).
 func readConsoleConfig(path string) (consoleConfig, error) {
-	cc := consoleConfig{enable: true}
+	props, err := readConfFile(path)
+	if err != nil {
+		return consoleConfig{enable: true}, err
+	}
+	return consoleFromProperties(props)
+}
+
+// readConfFile reads broker.conf at path; "" reads as empty.
+func readConfFile(path string) (map[string]string, error) {
 	if path == "" {
-		return cc, nil
+		return map[string]string{}, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return cc, err
+		return nil, err
 	}
 	props, err := parseProperties(f)
 	f.Close()
 	if err != nil {
-		return cc, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return consoleFromProperties(props)
+	return props, nil
 }
 
 func consoleFromProperties(props map[string]string) (consoleConfig, error) {

@@ -112,8 +112,8 @@ func (cl commandLine) options(getenv func(string) string, log *slog.Logger) (bro
 			return opts, fmt.Errorf("%s: %w", cl.confFile, err)
 		}
 		for _, k := range unknown {
-			if k == keyConsoleEnable || k == keyConsoleWrite {
-				continue // read by readConsoleConfig
+			if k == keyConsoleEnable || k == keyConsoleWrite || controllerKeys[k] {
+				continue // read by readConsoleConfig, readControllerConfig
 			}
 			if why, ok := inertKeys[k]; ok {
 				log.Info("not applying a broker.conf key", "key", k, "why", why)

@@ -80,6 +80,15 @@ func run(cl commandLine) error {
 			return err
 		}
 	}
+	props, err := readConfFile(cl.confFile)
+	if err != nil {
+		return err
+	}
+	if ctl, err := readControllerConfig(props); err != nil {
+		return fmt.Errorf("%s: %w", cl.confFile, err)
+	} else if ctl.enabled {
+		return runControllerMode(opts, ctl, log, sig)
+	}
 	var ns *namesrv.Server
 	if len(opts.NamesrvAddrs) == 0 {
 		// The embedded name server: the broker registers over a loopback

@@ -149,11 +149,18 @@ func (b *Broker) open() error {
 	if so.Logger == nil {
 		so.Logger = b.log
 	}
-	if b.store, err = store.Open(b.opts.StoreDir, so); err != nil {
-		return err
-	}
-	if err := b.startHA(port); err != nil {
-		return err
+	if b.opts.ReplicatedStore != nil {
+		b.store = b.opts.ReplicatedStore
+		// The controller mode's HA master serves there.
+		_, haPort, _ := net.SplitHostPort(b.haListenAddr(port))
+		b.haAddr = net.JoinHostPort(b.opts.BrokerIP1, haPort)
+	} else {
+		if b.store, err = store.Open(b.opts.StoreDir, so); err != nil {
+			return err
+		}
+		if err := b.startHA(port); err != nil {
+			return err
+		}
 	}
 	if b.opts.BrokerRole == ha.RoleSlave {
 		if b.masterClient, err = remoting.NewClient(remoting.Options{Logger: b.log, BeforeRequest: b.signInner()}); err != nil {
@@ -315,7 +322,7 @@ func (b *Broker) closeParts() error {
 		b.pop.Close()
 	}
 	err = errors.Join(err, b.closeHA())
-	if b.store != nil {
+	if b.store != nil && b.opts.ReplicatedStore == nil {
 		err = errors.Join(err, b.store.Close())
 	}
 	return err

@@ -125,6 +125,14 @@ type Options struct {
 	// (brokerRole). A master's BrokerID is made 0, as RocketMQ does; a
 	// slave's must be at least 1.
 	BrokerRole ha.Role
+	// ReplicatedStore, if set, is a store opened and replicated by
+	// controller mode (server/broker/replicas): the broker serves it as
+	// BrokerRole says, starts no HA of its own and does not close it.
+	ReplicatedStore *store.MessageStore
+	// StateVersion is the stateVersion of the data version the broker
+	// registers: in controller mode the master's epoch, so that the name
+	// servers keep id 0 for the newest master.
+	StateVersion int64
 	// HAListenPort is where a master accepts slaves (haListenPort); 0
 	// means the listen port + 1.
 	HAListenPort int
@@ -170,6 +178,10 @@ type Options struct {
 func (o Options) AuthFile() string {
 	return filepath.Join(o.withDefaults().StoreDir, "config", auth.FileName)
 }
+
+// WithDefaults returns o with every unset field at its default, as New
+// reads it.
+func (o Options) WithDefaults() Options { return o.withDefaults() }
 
 func (o Options) withDefaults() Options {
 	if o.BrokerName == "" {

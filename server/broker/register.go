@@ -84,6 +84,7 @@ func (b *Broker) registration() *namesrv.BrokerRegistration {
 }
 
 func (b *Broker) registrationOf(w protocol.TopicConfigSerializeWrapper) *namesrv.BrokerRegistration {
+	w.DataVersion = b.dataVersion(w.DataVersion)
 	return &namesrv.BrokerRegistration{
 		ClusterName:  b.opts.ClusterName,
 		BrokerName:   b.opts.BrokerName,
@@ -157,7 +158,7 @@ func (b *Broker) needRegister() bool {
 	if b.nsClient == nil {
 		return true
 	}
-	v := b.topics.DataVersion()
+	v := b.dataVersion(b.topics.DataVersion())
 	body := fmt.Appendf(nil, `{"counter":%d,"stateVersion":%d,"timestamp":%d}`, v.Counter, v.StateVersion, v.Timestamp)
 	ext := map[string]string{"brokerAddr": b.addr, "brokerName": b.opts.BrokerName,
 		"brokerId": strconv.FormatInt(b.opts.BrokerID, 10), "clusterName": b.opts.ClusterName}
@@ -174,6 +175,14 @@ func (b *Broker) needRegister() bool {
 		}
 	}
 	return false
+}
+
+// dataVersion is v as registered: with StateVersion when one is set.
+func (b *Broker) dataVersion(v protocol.DataVersion) protocol.DataVersion {
+	if b.opts.StateVersion != 0 {
+		v.StateVersion = b.opts.StateVersion
+	}
+	return v
 }
 
 // splitWrapper cuts w into parts of size topics (by name), each with w's

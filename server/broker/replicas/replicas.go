@@ -40,7 +40,13 @@ type Options struct {
 	// CheckSyncStateSetPeriod is how often the master reconsiders its
 	// SyncStateSet (checkSyncStateSetPeriod, 5 s).
 	CheckSyncStateSetPeriod time.Duration
-	Logger                  *slog.Logger
+	// OnServe, if set, is called once the store serves a new role (a
+	// store just opened: the broker is started over it); Release, if
+	// set, before that store closes (the broker stops using it). Both
+	// run with the Manager's lock held and must not call the Manager.
+	OnServe func(controller.Role, *store.MessageStore) error
+	Release func()
+	Logger  *slog.Logger
 }
 
 // Manager runs one broker's store in controller mode.
@@ -156,6 +162,7 @@ func (m *Manager) Close() error {
 	defer m.mu.Unlock()
 	err := m.stopReplication()
 	if m.st != nil {
+		m.release()
 		err = errors.Join(err, m.st.Close())
 		m.st = nil
 	}
@@ -197,6 +204,7 @@ func (m *Manager) stopReplication() error {
 // a truncation a crash interrupted first.
 func (m *Manager) open(replica bool) error {
 	if m.st != nil {
+		m.release()
 		if err := m.st.Close(); err != nil {
 			return err
 		}
@@ -248,7 +256,7 @@ func (m *Manager) apply(r controller.Role) error {
 		m.master = ms
 		m.ready = true
 		m.log.Info("controller mode: serving as master", "epoch", r.MasterEpoch, "syncStateSet", r.SyncStateSet)
-		return nil
+		return m.serve()
 	}
 	if !old.IsMaster() && m.slave != nil && old.MasterID == r.MasterID && old.MasterEpoch == r.MasterEpoch {
 		m.ready = true
@@ -262,7 +270,22 @@ func (m *Manager) apply(r controller.Role) error {
 	}
 	m.startSlave(r)
 	m.ready = true
-	return nil
+	return m.serve()
+}
+
+// serve hands the store serving the role to OnServe (m.mu held).
+func (m *Manager) serve() error {
+	if m.o.OnServe == nil {
+		return nil
+	}
+	return m.o.OnServe(m.role, m.st)
+}
+
+// release tells Release the store is about to close (m.mu held).
+func (m *Manager) release() {
+	if m.o.Release != nil {
+		m.o.Release()
+	}
 }
 
 // startSlave follows r's master; a handshake that asks for a cut is
@@ -294,6 +317,9 @@ func (m *Manager) startSlave(r controller.Role) {
 			return
 		}
 		m.startSlave(m.role)
+		if err := m.serve(); err != nil {
+			m.log.Error("controller mode: serving after the cut failed", "err", err)
+		}
 	}()
 }
 
@@ -301,6 +327,7 @@ func (m *Manager) startSlave(r controller.Role) {
 // the store as a replica (m.mu held).
 func (m *Manager) truncate(offset int64) error {
 	m.log.Warn("controller mode: cutting the tail no master has", "offset", offset, "end", m.st.MaxPhyOffset())
+	m.release()
 	if err := m.st.Close(); err != nil {
 		return err
 	}
