@@ -19,7 +19,8 @@ import (
 //   - enqueue resumes after the timer queue offset of the last unit's
 //     message, or the checkpoint's offset if that is later;
 //   - delivery resumes at the checkpoint's read time; the deliveries found
-//     in the CommitLog after its DeliverFromOffset are not made again.
+//     in the CommitLog after its DeliverFromOffset are not made again;
+//   - new files get their checkpoint at once, before any unit.
 func (t *timerService) recover(cp timer.CheckpointValues) error {
 	now := t.s.nowMs()
 	fileSize := int64(t.log.FileSize())
@@ -68,6 +69,14 @@ func (t *timerService) recover(cp timer.CheckpointValues) error {
 		t.recoverSkips(cp.DeliverFromOffset, now)
 	}
 	t.readTimeSnapshot.Store(t.readTime)
+	if fresh {
+		// Durable before the first unit is written: a crash after the log's
+		// first file is made would otherwise find an empty checkpoint and
+		// read from a week back (the oldest slot the wheel holds).
+		if err := t.writeCheckpoint(); err != nil {
+			return err
+		}
+	}
 	t.s.log.Info("timer recovered", "readTime", t.readTime, "queueOffset", t.queueOffset, "logEnd", end,
 		"skips", len(t.skip))
 	return nil

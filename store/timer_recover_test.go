@@ -188,3 +188,41 @@ func TestTimer_RecoverRebuildsASlotPointingPastTheLog(t *testing.T) {
 	waitRead(t, s, clock.at(0))
 	require.Equal(t, map[string]int{"0": 1, "1": 1, "2": 1}, delivered(t, s, "T", 0))
 }
+
+// TestTimer_CrashBeforeTheFirstFlushResumesFromOpen: a crash after the
+// timer log's first unit but before the loop's first flush left an empty
+// checkpoint, and the reopened timer read from a week back (604,740 empty
+// slots, longer than a wait under -race) and, with no DeliverFromOffset,
+// made again the deliveries of the first step. The new files' checkpoint
+// is durable before any unit, so delivery resumes where the timer began
+// and skips what it delivered.
+func TestTimer_CrashBeforeTheFirstFlushResumesFromOpen(t *testing.T) {
+	clock := newFakeClock()
+	dir := t.TempDir()
+	s, err := Open(dir, timerOptions(clock)) // no timer message: no timer files yet
+	require.NoError(t, err)
+	defer s.Close()
+	tm, err := openTimer(s) // as the first timer message makes them; no loop runs
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(dir, "config", "timercheck"))
+	require.NoError(t, err)
+	cp := timer.DecodeCheckpoint(b)
+	require.Equal(t, clock.at(0), cp.LastReadTimeMs, "the new checkpoint is written")
+	require.True(t, cp.DeliverFromKnown)
+	_, err = tm.log.Append(timer.Unit{PrevPos: -1, Magic: timer.MagicDefault, WriteTimeMs: clock.at(0), DelayMs: 5000, Size: 1})
+	require.NoError(t, err)
+	// A delivery the killed timer made before its first flush.
+	_, err = s.PutMessage(&message.Message{Topic: "T", Body: []byte("d"), BornTimestamp: clock.at(0),
+		Properties: message.EncodeProperties(map[string]string{message.PropertyUniqClientMessageIDKeyIndex: "ID-d",
+			message.PropertyTimerEnqueueMS: strconv.FormatInt(clock.at(0), 10), message.PropertyTimerDequeueMS: strconv.FormatInt(clock.at(0), 10)})})
+	require.NoError(t, err)
+	require.NoError(t, tm.closeFiles()) // killed: no flush, no checkpoint
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "abort"), nil, 0o644))
+
+	clock.add(2 * time.Second)
+	tm, err = openTimer(s)
+	require.NoError(t, err)
+	defer tm.closeFiles()
+	require.Equal(t, clock.at(-2*time.Second), tm.readTime, "delivery resumes where the timer began, not a week back")
+	require.Len(t, tm.skip, 1, "the delivery made before the crash is not made again")
+}
